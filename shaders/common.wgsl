@@ -1,0 +1,70 @@
+// Shared helpers, prepended to every kernel (after the generated binding accessors).
+// 16-bit floats live packed two to a u32 word, low half first (little endian, like the host bytes).
+
+// f16 bits -> f32, exact (subnormals, inf and NaN included), integer arithmetic only.
+fn f16_bits_to_f32(h: u32) -> f32 {
+    let s = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1fu;
+    let m = h & 0x3ffu;
+    if (e == 0u) {
+        // zero or subnormal: m * 2^-24
+        return bitcast<f32>(s) + select(1.0, -1.0, s != 0u) * f32(m) * 5.9604644775390625e-8;
+    }
+    if (e == 31u) {
+        return bitcast<f32>(s | 0x7f800000u | (m << 13u));
+    }
+    return bitcast<f32>(s | ((e + 112u) << 23u) | (m << 13u));
+}
+
+// f32 -> f16 bits, round to nearest even; overflow to inf; NaN stays NaN (quiet, top mantissa bits kept).
+fn f32_to_f16_bits(v: f32) -> u32 {
+    let b = bitcast<u32>(v);
+    let s = (b >> 16u) & 0x8000u;
+    let e = (b >> 23u) & 0xffu;
+    let m = b & 0x7fffffu;
+    if (e == 255u) {
+        return s | 0x7c00u | select(0u, 0x200u | (m >> 13u), m != 0u);
+    }
+    let ue = i32(e) - 127 + 15;
+    if (ue >= 31) {
+        return s | 0x7c00u;
+    }
+    if (ue <= 0) {
+        if (ue < -10) {
+            return s;
+        }
+        let mm = m | 0x800000u;
+        let shift = u32(14 - ue);
+        var r = mm >> shift;
+        let rem = mm & ((1u << shift) - 1u);
+        let halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (r & 1u) == 1u)) {
+            r = r + 1u;
+        }
+        return s | r;
+    }
+    var r = (u32(ue) << 10u) | (m >> 13u);
+    let rem = m & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) == 1u)) {
+        r = r + 1u;
+    }
+    return s | r;
+}
+
+// f32 -> bf16 bits, round to nearest even; NaN stays a quiet NaN. Twin of dtype::f32_to_bf16_bits.
+fn f32_to_bf16_bits(v: f32) -> u32 {
+    let b = bitcast<u32>(v);
+    if ((b & 0x7fffffffu) > 0x7f800000u) {
+        return (b >> 16u) | 0x40u;
+    }
+    return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+
+fn bf16_bits_to_f32(h: u32) -> f32 {
+    return bitcast<f32>(h << 16u);
+}
+
+// Linear workgroup index over a 2D grid (dispatches past 65535 groups spill into y).
+fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return wid.x + wid.y * nwg.x;
+}

@@ -1,0 +1,169 @@
+//! The CPU reference backend: scalar, obvious, every op in every dtype. Inputs are decoded to f32
+//! (exact for f16/bf16), math is done in f64 where it accumulates, results are rounded once to the
+//! output dtype (round to nearest even). Everything else is checked against this.
+mod attention;
+mod elementwise;
+mod embed;
+mod linear;
+mod norm;
+mod reduce;
+mod rope;
+
+pub use attention::attention;
+pub use elementwise::{add, swiglu};
+pub use embed::embedding;
+pub use linear::linear;
+pub use norm::rms_norm;
+pub use reduce::{argmax, softmax, topk};
+pub use rope::rope;
+
+use super::{unsupported, Backend, Support};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{Op, OpDesc};
+use crate::tensor::{Storage, Tensor};
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+
+pub struct CpuStorage {
+    pub bytes: Mutex<Vec<u8>>,
+}
+
+impl Storage for CpuStorage {
+    fn capacity_bytes(&self) -> usize {
+        self.bytes.lock().unwrap().len()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[derive(Default)]
+pub struct CpuBackend;
+
+impl CpuBackend {
+    pub fn new() -> Self {
+        CpuBackend
+    }
+    fn storage<'a>(&self, t: &'a Tensor) -> Result<&'a CpuStorage> {
+        t.storage.as_any().downcast_ref::<CpuStorage>().ok_or_else(|| Error::Other(format!("tensor on {} used on cpu", t.device)))
+    }
+    fn read(&self, t: &Tensor) -> Result<Vec<u8>> {
+        let s = self.storage(t)?;
+        let b = s.bytes.lock().unwrap();
+        let (a, n) = (t.byte_offset(), t.nbytes());
+        if a + n > b.len() {
+            return Err(Error::Other(format!("cpu: tensor region {a}+{n} past buffer of {} bytes", b.len())));
+        }
+        Ok(b[a..a + n].to_vec())
+    }
+    fn write(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
+        let s = self.storage(t)?;
+        let mut b = s.bytes.lock().unwrap();
+        let a = t.byte_offset();
+        if bytes.len() != t.nbytes() || a + bytes.len() > b.len() {
+            return Err(Error::Other(format!("cpu: write of {} bytes to region {a}+{} of {}", bytes.len(), t.nbytes(), b.len())));
+        }
+        b[a..a + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+    fn f32s(&self, t: &Tensor) -> Result<Vec<f32>> {
+        Ok(t.dtype.decode_f32(&self.read(t)?))
+    }
+    fn u32s(&self, t: &Tensor) -> Result<Vec<u32>> {
+        Ok(t.dtype.decode_u32(&self.read(t)?))
+    }
+    fn put(&self, t: &Tensor, v: &[f32]) -> Result<()> {
+        self.write(t, &t.dtype.encode_f32(v))
+    }
+    fn put_u32(&self, t: &Tensor, v: &[u32]) -> Result<()> {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.write(t, &b)
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn supports(&self, desc: &OpDesc) -> Support {
+        match desc.check() {
+            Ok(()) => Support::Yes,
+            Err(e) => Support::No(e.to_string()),
+        }
+    }
+
+    fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        let n = crate::tensor::numel(shape) * dtype.size();
+        Ok(Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            offset: 0,
+            storage: Arc::new(CpuStorage { bytes: Mutex::new(vec![0u8; n.div_ceil(4) * 4]) }),
+            device: Arc::from("cpu"),
+        })
+    }
+
+    fn upload(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
+        self.write(t, bytes)
+    }
+
+    fn download(&self, t: &Tensor) -> Result<Vec<u8>> {
+        self.read(t)
+    }
+
+    fn run(&self, op: &Op, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()> {
+        let desc = OpDesc::of(op, inputs, outputs);
+        if let Support::No(r) = self.supports(&desc) {
+            return Err(unsupported(&desc, "cpu", &r));
+        }
+        let (i, o) = (inputs, outputs);
+        match op {
+            Op::Embedding => {
+                let d = i[0].shape[1];
+                let y = embedding(&self.f32s(i[0])?, d, &self.u32s(i[1])?);
+                self.put(o[0], &y)
+            }
+            Op::RmsNorm { eps, unit_offset } => {
+                let d = i[1].shape[0];
+                let y = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, d, *eps, *unit_offset);
+                self.put(o[0], &y)
+            }
+            Op::Linear => {
+                let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+                let y = linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n);
+                self.put(o[0], &y)
+            }
+            Op::Rope { rotary_dim } => {
+                let s = &i[0].shape;
+                let y = rope(&self.f32s(i[0])?, &self.u32s(i[1])?, &self.f32s(i[2])?, &self.f32s(i[3])?, s[0], s[1], s[2], *rotary_dim)?;
+                self.put(o[0], &y)
+            }
+            Op::Attention { n_past, scale } => {
+                let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
+                let hkv = i[1].shape[1];
+                let y = attention(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, t, hq, hkv, dh, *n_past, *scale);
+                self.put(o[0], &y)
+            }
+            Op::SwiGlu => self.put(o[0], &swiglu(&self.f32s(i[0])?, &self.f32s(i[1])?)),
+            Op::Add => self.put(o[0], &add(&self.f32s(i[0])?, &self.f32s(i[1])?)),
+            Op::Softmax => self.put(o[0], &softmax(&self.f32s(i[0])?, i[0].shape[1])),
+            Op::Argmax => self.put_u32(o[0], &argmax(&self.f32s(i[0])?, i[0].shape[1])),
+            Op::TopK { k } => {
+                let (vals, idx) = topk(&self.f32s(i[0])?, i[0].shape[1], *k);
+                self.put(o[0], &vals)?;
+                self.put_u32(o[1], &idx)
+            }
+            Op::Copy => {
+                let b = self.read(i[0])?;
+                self.write(o[0], &b)
+            }
+            Op::Cast => self.put(o[0], &self.f32s(i[0])?),
+        }
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+}

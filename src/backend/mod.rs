@@ -1,0 +1,51 @@
+//! The op seam: every device implements `Backend`.
+pub mod cpu;
+pub mod wgpu;
+
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::op::{Op, OpDesc};
+use crate::tensor::Tensor;
+
+/// A device's answer to "can you run this?".
+#[derive(Clone, Debug, PartialEq)]
+pub enum Support {
+    Yes,
+    No(String),
+}
+
+impl Support {
+    pub fn is_yes(&self) -> bool {
+        matches!(self, Support::Yes)
+    }
+}
+
+pub trait Backend: Send + Sync {
+    /// `cpu`, `wgpu/llvmpipe`, `wgpu/nvidia-h200` ...
+    fn name(&self) -> String;
+    /// Yes, or No with the reason (missing kernel, missing feature, a binding over the size limit).
+    fn supports(&self, desc: &OpDesc) -> Support;
+    fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor>;
+    /// Writes `bytes` (exactly `t.nbytes()`) into the tensor's region.
+    fn upload(&self, t: &Tensor, bytes: &[u8]) -> Result<()>;
+    /// Reads the tensor's region back (waits for pending work).
+    fn download(&self, t: &Tensor) -> Result<Vec<u8>>;
+    /// Records (or runs) one op. Refuses by name with `Error::Unsupported` when `supports` says no.
+    fn run(&self, op: &Op, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()>;
+    /// Submits recorded work. Work is also flushed by `download`.
+    fn flush(&self) -> Result<()>;
+}
+
+/// The refusal error for `desc` on `device`.
+pub fn unsupported(desc: &OpDesc, device: &str, reason: &str) -> crate::error::Error {
+    crate::error::Error::Unsupported { op: desc.label(), device: device.to_string(), reason: reason.to_string() }
+}
+
+/// Every backend this machine can offer: the CPU reference first, then each wgpu adapter.
+pub fn all_devices() -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(cpu::CpuBackend::new())];
+    for b in wgpu::WgpuBackend::all() {
+        v.push(Box::new(b));
+    }
+    v
+}

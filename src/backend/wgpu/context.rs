@@ -1,0 +1,370 @@
+//! Adapter discovery, device creation, buffers, the pipeline cache and the dispatch recorder.
+use super::kernel::{self, KernelKey};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::{numel, Storage, Tensor};
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What the adapter offers that kernels care about.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Caps {
+    pub shader_f16: bool,
+    pub subgroup: bool,
+    pub subgroup_min: u32,
+    pub subgroup_max: u32,
+    pub timestamp_query: bool,
+    pub cooperative_matrix: bool,
+    pub max_binding: u64,
+    pub max_buffer: u64,
+    pub max_workgroup_storage: u32,
+    pub max_invocations: u32,
+}
+
+pub struct WgpuStorage {
+    pub buffer: wgpu::Buffer,
+}
+
+impl Storage for WgpuStorage {
+    fn capacity_bytes(&self) -> usize {
+        self.buffer.size() as usize
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct Pipeline {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+const SLOT: u64 = 256;
+const SLOTS: u64 = 2048;
+
+struct Recorder {
+    encoder: Option<wgpu::CommandEncoder>,
+    pass: Option<wgpu::ComputePass<'static>>,
+    params: Vec<u8>,
+    slots: u64,
+}
+
+pub struct WgpuBackend {
+    pub(super) name: String,
+    pub info: wgpu::AdapterInfo,
+    pub caps: Caps,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    arena: wgpu::Buffer,
+    pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    rec: Mutex<Recorder>,
+    errors: Arc<Mutex<Vec<String>>>,
+    /// Dispatches recorded since creation (for tests and benchmarks).
+    pub dispatches: std::sync::atomic::AtomicU64,
+}
+
+fn slug(name: &str) -> String {
+    let base = name.split('(').next().unwrap_or(name).trim().to_ascii_lowercase();
+    let s: String = base.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+}
+
+impl WgpuBackend {
+    /// Every adapter on Vulkan / Metal / DX12, each opened as a device. Adapters that fail to open
+    /// are reported on stderr and left out.
+    pub fn all() -> Vec<WgpuBackend> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wgpu::Backends::PRIMARY;
+        let instance = wgpu::Instance::new(desc);
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+        let mut out: Vec<WgpuBackend> = Vec::new();
+        for a in adapters {
+            match Self::open(a) {
+                Ok(mut b) => {
+                    if out.iter().any(|o| o.name == b.name) {
+                        b.name = format!("{}-{}", b.name, out.len());
+                    }
+                    out.push(b)
+                }
+                Err(e) => eprintln!("wgpu: skipping adapter: {e}"),
+            }
+        }
+        out
+    }
+
+    fn open(adapter: wgpu::Adapter) -> Result<Self> {
+        let info = adapter.get_info();
+        let feats = adapter.features();
+        let limits = adapter.limits();
+        let mut want = wgpu::Features::empty();
+        for f in [wgpu::Features::SHADER_F16, wgpu::Features::SUBGROUP, wgpu::Features::TIMESTAMP_QUERY] {
+            if feats.contains(f) {
+                want |= f;
+            }
+        }
+        let name = format!("wgpu/{}", slug(&info.name));
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some(&name),
+            required_features: want,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::Device { device: name.clone(), call: "request_device".into(), detail: e.to_string() })?;
+        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.lock().unwrap().push(e.to_string())));
+        let caps = Caps {
+            shader_f16: want.contains(wgpu::Features::SHADER_F16),
+            subgroup: want.contains(wgpu::Features::SUBGROUP),
+            subgroup_min: info.subgroup_min_size,
+            subgroup_max: info.subgroup_max_size,
+            timestamp_query: want.contains(wgpu::Features::TIMESTAMP_QUERY),
+            cooperative_matrix: feats.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+            max_binding: limits.max_storage_buffer_binding_size,
+            max_buffer: limits.max_buffer_size,
+            max_workgroup_storage: limits.max_compute_workgroup_storage_size,
+            max_invocations: limits.max_compute_invocations_per_workgroup,
+        };
+        let arena = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params-arena"),
+            size: SLOT * SLOTS,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Ok(WgpuBackend {
+            name,
+            info,
+            caps,
+            device,
+            queue,
+            arena,
+            pipelines: Mutex::default(),
+            rec: Mutex::new(Recorder { encoder: None, pass: None, params: Vec::new(), slots: 0 }),
+            errors,
+            dispatches: Default::default(),
+        })
+    }
+
+    fn device_error(&self, call: &str, detail: String) -> Error {
+        Error::Device { device: self.name.clone(), call: call.into(), detail }
+    }
+
+    /// Errors the device reported asynchronously since the last check.
+    fn take_errors(&self, call: &str) -> Result<()> {
+        let mut e = self.errors.lock().unwrap();
+        if e.is_empty() {
+            return Ok(());
+        }
+        let msg = e.join("; ");
+        e.clear();
+        Err(self.device_error(call, msg))
+    }
+
+    pub(super) fn storage<'a>(&self, t: &'a Tensor) -> Result<&'a WgpuStorage> {
+        match t.storage.as_any().downcast_ref::<WgpuStorage>() {
+            Some(s) if *t.device == *self.name => Ok(s),
+            _ => Err(Error::Other(format!("tensor on {} used on {}", t.device, self.name))),
+        }
+    }
+
+    pub(super) fn alloc_tensor(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        let bytes = (numel(shape) * dtype.size()).div_ceil(4).max(1) as u64 * 4;
+        if bytes > self.caps.max_buffer {
+            return Err(self.device_error("create_buffer", format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer)));
+        }
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tensor"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Ok(Tensor { dtype, shape: shape.to_vec(), offset: 0, storage: Arc::new(WgpuStorage { buffer }), device: Arc::from(self.name.as_str()) })
+    }
+
+    pub(super) fn upload_bytes(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
+        if bytes.len() != t.nbytes() {
+            return Err(Error::Other(format!("upload of {} bytes into a {} byte tensor", bytes.len(), t.nbytes())));
+        }
+        let buf = &self.storage(t)?.buffer;
+        // Recorded work must run before this write lands: submit it first.
+        if self.rec.lock().unwrap().slots > 0 {
+            self.submit()?;
+        }
+        let off = t.byte_offset() as u64;
+        let whole = bytes.len() / 4 * 4;
+        if whole > 0 {
+            self.queue.write_buffer(buf, off, &bytes[..whole]);
+        }
+        if whole < bytes.len() {
+            // A trailing half word: keep the other half of that word as it is.
+            let word_off = off + whole as u64;
+            let mut word = self.read_raw(buf, word_off, 4)?;
+            word[..2].copy_from_slice(&bytes[whole..]);
+            self.queue.write_buffer(buf, word_off, &word);
+        }
+        Ok(())
+    }
+
+    pub(super) fn download_bytes(&self, t: &Tensor) -> Result<Vec<u8>> {
+        self.submit()?;
+        let buf = &self.storage(t)?.buffer;
+        let n = t.nbytes();
+        let mut v = self.read_raw(buf, t.byte_offset() as u64, n.div_ceil(4) as u64 * 4)?;
+        v.truncate(n);
+        Ok(v)
+    }
+
+    fn read_raw(&self, buf: &wgpu::Buffer, off: u64, size: u64) -> Result<Vec<u8>> {
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        enc.copy_buffer_to_buffer(buf, off, &staging, 0, size);
+        self.queue.submit([enc.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.device_error("poll", e.to_string()))?;
+        rx.recv()
+            .map_err(|e| self.device_error("map_async", e.to_string()))?
+            .map_err(|e| self.device_error("map_async", e.to_string()))?;
+        let data = staging.get_mapped_range(..).map_err(|e| self.device_error("get_mapped_range", format!("{e:?}")))?.to_vec();
+        staging.unmap();
+        self.take_errors("readback")?;
+        Ok(data)
+    }
+
+    fn pipeline(&self, key: &KernelKey, body: &str, consts: &[(&str, String)]) -> Result<Arc<Pipeline>> {
+        if let Some(p) = self.pipelines.lock().unwrap().get(key) {
+            return Ok(p.clone());
+        }
+        let label = key.label();
+        let enables: Vec<&str> = if body.contains("subgroupAdd") || body.contains("subgroupMax") { vec!["subgroups"] } else { vec![] };
+        let src = kernel::generate(key, body, consts, &enables);
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(src.into()) });
+        let mut entries = vec![wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+            count: None,
+        }];
+        for (k, b) in key.bindings.iter().enumerate() {
+            entries.push(wgpu::BindGroupLayoutEntry {
+                binding: k as u32 + 1,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: b.access == kernel::Access::Read },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            });
+        }
+        let layout = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
+        let pl = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(&label), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&pl),
+            module: &module,
+            entry_point: Some(key.entry),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(self.device_error(&format!("compile kernel {label}"), e.to_string()));
+        }
+        let p = Arc::new(Pipeline { pipeline, layout });
+        self.pipelines.lock().unwrap().insert(key.clone(), p.clone());
+        Ok(p)
+    }
+
+    /// Records one dispatch. `params` is the kernel's Params struct as bytes; its first 32 bytes
+    /// (`offs`) are overwritten with the tensors' element offsets, in binding order.
+    pub(super) fn dispatch(
+        &self,
+        key: &KernelKey,
+        body: &str,
+        consts: &[(&str, String)],
+        params: &[u8],
+        tensors: &[&Tensor],
+        groups: (u32, u32, u32),
+    ) -> Result<()> {
+        assert_eq!(tensors.len(), key.bindings.len(), "{}: tensors vs bindings", key.entry);
+        assert!(params.len() >= 32 && params.len() as u64 <= SLOT && params.len() % 16 == 0, "{}: params size", key.entry);
+        assert!(tensors.len() <= 8);
+        let pipe = self.pipeline(key, body, consts)?;
+        let mut bytes = params.to_vec();
+        for (k, t) in tensors.iter().enumerate() {
+            bytes[k * 4..k * 4 + 4].copy_from_slice(&(t.offset as u32).to_le_bytes());
+        }
+        let mut bufs = Vec::with_capacity(tensors.len());
+        for t in tensors {
+            bufs.push(&self.storage(t)?.buffer);
+        }
+        if self.rec.lock().unwrap().slots >= SLOTS {
+            self.submit()?;
+        }
+        let mut rec = self.rec.lock().unwrap();
+        let slot = rec.slots;
+        rec.slots += 1;
+        rec.params.resize((slot * SLOT) as usize, 0);
+        rec.params.extend_from_slice(&bytes);
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &self.arena,
+                offset: slot * SLOT,
+                size: std::num::NonZeroU64::new(bytes.len() as u64),
+            }),
+        }];
+        for (k, b) in bufs.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry { binding: k as u32 + 1, resource: b.as_entire_binding() });
+        }
+        let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipe.layout, entries: &entries });
+        if rec.encoder.is_none() {
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
+            let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("step"), timestamp_writes: None }).forget_lifetime();
+            rec.encoder = Some(enc);
+            rec.pass = Some(pass);
+        }
+        let pass = rec.pass.as_mut().unwrap();
+        pass.set_pipeline(&pipe.pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+        self.dispatches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Submits everything recorded since the last submit, in one submit.
+    pub(super) fn submit(&self) -> Result<()> {
+        let mut rec = self.rec.lock().unwrap();
+        if rec.slots == 0 {
+            return self.take_errors("submit");
+        }
+        rec.pass = None;
+        let enc = rec.encoder.take().expect("encoder with recorded slots");
+        let n = rec.params.len().div_ceil(4) * 4;
+        rec.params.resize(n, 0);
+        self.queue.write_buffer(&self.arena, 0, &rec.params);
+        self.queue.submit([enc.finish()]);
+        rec.params.clear();
+        rec.slots = 0;
+        drop(rec);
+        self.take_errors("submit")
+    }
+
+    /// Waits until the device is idle.
+    pub fn wait(&self) -> Result<()> {
+        self.submit()?;
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.device_error("poll", e.to_string()))?;
+        self.take_errors("wait")
+    }
+}

@@ -1,0 +1,14 @@
+//! wgllm: LLM inference on any GPU. WGSL kernels through wgpu, a CPU reference for every op, and a
+//! cross-device harness that compares them. See ARCHITECTURE.md.
+pub mod backend;
+pub mod dtype;
+pub mod error;
+pub mod op;
+pub mod parity;
+pub mod tensor;
+
+pub use backend::{Backend, Support};
+pub use dtype::DType;
+pub use error::{Error, Result};
+pub use op::{Op, OpDesc, TensorDesc};
+pub use tensor::Tensor;

@@ -1,0 +1,3 @@
+fn main() {
+    println!("wgllm: CLI coming in this commit series");
+}

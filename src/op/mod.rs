@@ -1,0 +1,233 @@
+//! The one `Op` enum. Every match on it is exhaustive: a new op does not compile until every
+//! backend (and the harness) says something about it.
+//!
+//! Shapes are row-major and contiguous. `OpDesc::check` is the single statement of each op's
+//! contract (input/output count, dtypes, shapes); backends call it before anything else.
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::{numel, shape_str, Tensor};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    /// table [V, D] (float), ids [T] (u32) -> out [T, D]. An id >= V yields a row of zeros.
+    Embedding,
+    /// x [.., D], w [D] -> y [.., D]: y = x / sqrt(mean(x^2) + eps) * w, or * (1 + w) with
+    /// `unit_offset` (Gemma / Qwen3.5 style). Per-head q/k norm is this op over [T, H, Dh].
+    RmsNorm { eps: f32, unit_offset: bool },
+    /// x [M, K], w [N, K] -> y [M, N] = x Wᵀ. M = 1 is decode (matvec), M > 1 prefill (GEMM).
+    Linear,
+    /// x [T, H, Dh], pos [T] (u32), cos [P, R/2] (f32), sin [P, R/2] (f32) -> y [T, H, Dh].
+    /// NeoX rotate-half on the first R = `rotary_dim` dims (pairs i, i + R/2); the rest pass through.
+    /// Tables come from `rope_tables` (f64 on the host), so theta lives in the tables.
+    Rope { rotary_dim: usize },
+    /// q [T, Hq, Dh], k [S, Hkv, Dh], v [S, Hkv, Dh] -> o [T, Hq, Dh]. S is the cache capacity.
+    /// Query t sits at position n_past + t and attends causally to keys 0..=n_past+t.
+    /// Query head h reads kv head h / (Hq / Hkv) (GQA). Scores scaled by `scale`, softmax in f32.
+    Attention { n_past: usize, scale: f32 },
+    /// gate [..], up [..] -> y [..] = silu(gate) * up
+    SwiGlu,
+    /// a [..], b [..] -> y [..] = a + b (same shape; the residual add)
+    Add,
+    /// x [R, C] -> y [R, C], softmax over each row (f32 math)
+    Softmax,
+    /// x [R, C] -> idx [R] (u32): index of the row maximum, the lowest index on ties
+    Argmax,
+    /// x [R, C] -> values [R, k] (x's dtype), idx [R, k] (u32): the k largest, descending,
+    /// ties broken by the lower index
+    TopK { k: usize },
+    /// x -> y, same dtype, same element count, bit-exact (shapes may differ: reshape on copy)
+    Copy,
+    /// x -> y, float to float dtype, round to nearest even, same element count
+    Cast,
+}
+
+/// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
+pub const OP_NAMES: [&str; 12] = [
+    "embedding", "rms_norm", "linear", "rope", "attention", "swiglu", "add", "softmax", "argmax",
+    "topk", "copy", "cast",
+];
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Embedding => "embedding",
+            Op::RmsNorm { .. } => "rms_norm",
+            Op::Linear => "linear",
+            Op::Rope { .. } => "rope",
+            Op::Attention { .. } => "attention",
+            Op::SwiGlu => "swiglu",
+            Op::Add => "add",
+            Op::Softmax => "softmax",
+            Op::Argmax => "argmax",
+            Op::TopK { .. } => "topk",
+            Op::Copy => "copy",
+            Op::Cast => "cast",
+        }
+    }
+}
+
+/// dtype + shape of one operand.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorDesc {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+impl TensorDesc {
+    pub fn new(dtype: DType, shape: &[usize]) -> Self {
+        TensorDesc { dtype, shape: shape.to_vec() }
+    }
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+    pub fn nbytes(&self) -> usize {
+        self.numel() * self.dtype.size()
+    }
+}
+
+/// What a backend is asked about: the op with its parameters, and every operand's dtype and shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpDesc {
+    pub op: Op,
+    pub inputs: Vec<TensorDesc>,
+    pub outputs: Vec<TensorDesc>,
+}
+
+impl OpDesc {
+    pub fn new(op: Op, inputs: Vec<TensorDesc>, outputs: Vec<TensorDesc>) -> Self {
+        OpDesc { op, inputs, outputs }
+    }
+    pub fn of(op: &Op, inputs: &[&Tensor], outputs: &[&Tensor]) -> Self {
+        let d = |t: &&Tensor| TensorDesc::new(t.dtype, &t.shape);
+        OpDesc { op: op.clone(), inputs: inputs.iter().map(d).collect(), outputs: outputs.iter().map(d).collect() }
+    }
+    /// `rms_norm(bf16)` / `linear(f32,bf16->f32)`: the op and its dtypes, for messages and matrices.
+    pub fn label(&self) -> String {
+        let ins: Vec<&str> = self.inputs.iter().map(|t| t.dtype.name()).collect();
+        let outs: Vec<&str> = self.outputs.iter().map(|t| t.dtype.name()).collect();
+        format!("{}({}->{})", self.op.name(), ins.join(","), outs.join(","))
+    }
+
+    /// Checks operand count, dtypes and shapes against the op's contract.
+    pub fn check(&self) -> Result<()> {
+        let name = self.op.name();
+        let bad = |detail: String| Err(Error::shape(name, detail));
+        let (ni, no) = match &self.op {
+            Op::Embedding | Op::Linear | Op::SwiGlu | Op::Add | Op::RmsNorm { .. } => (2, 1),
+            Op::Rope { .. } => (4, 1),
+            Op::Attention { .. } => (3, 1),
+            Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
+            Op::TopK { .. } => (1, 2),
+        };
+        if self.inputs.len() != ni || self.outputs.len() != no {
+            return bad(format!("expects {ni} inputs and {no} outputs, got {} and {}", self.inputs.len(), self.outputs.len()));
+        }
+        let i = &self.inputs;
+        let o = &self.outputs;
+        let float = |t: &TensorDesc, what: &str| -> Result<()> {
+            if t.dtype.is_float() { Ok(()) } else { Err(Error::shape(name, format!("{what} must be a float dtype, got {}", t.dtype))) }
+        };
+        let dtype_is = |t: &TensorDesc, d: DType, what: &str| -> Result<()> {
+            if t.dtype == d { Ok(()) } else { Err(Error::shape(name, format!("{what} must be {d}, got {}", t.dtype))) }
+        };
+        let same_shape = |a: &TensorDesc, b: &TensorDesc, what: &str| -> Result<()> {
+            if a.shape == b.shape { Ok(()) } else {
+                Err(Error::shape(name, format!("{what}: [{}] vs [{}]", shape_str(&a.shape), shape_str(&b.shape))))
+            }
+        };
+        match &self.op {
+            Op::Embedding => {
+                float(&i[0], "table")?;
+                dtype_is(&i[1], DType::U32, "ids")?;
+                float(&o[0], "out")?;
+                if i[0].shape.len() != 2 || i[1].shape.len() != 1 { return bad("table [V, D], ids [T]".into()); }
+                if o[0].shape != [i[1].shape[0], i[0].shape[1]] { return bad(format!("out must be [T, D], got [{}]", shape_str(&o[0].shape))); }
+            }
+            Op::RmsNorm { .. } => {
+                float(&i[0], "x")?; float(&i[1], "w")?; float(&o[0], "y")?;
+                let d = *i[0].shape.last().unwrap_or(&0);
+                if i[1].shape != [d] || d == 0 { return bad(format!("w must be [{d}], got [{}]", shape_str(&i[1].shape))); }
+                same_shape(&i[0], &o[0], "x vs y")?;
+            }
+            Op::Linear => {
+                float(&i[0], "x")?; float(&i[1], "w")?; float(&o[0], "y")?;
+                if i[0].shape.len() != 2 || i[1].shape.len() != 2 || i[0].shape[1] != i[1].shape[1] {
+                    return bad(format!("x [M, K] and w [N, K], got [{}] and [{}]", shape_str(&i[0].shape), shape_str(&i[1].shape)));
+                }
+                if o[0].shape != [i[0].shape[0], i[1].shape[0]] { return bad("y must be [M, N]".into()); }
+            }
+            Op::Rope { rotary_dim } => {
+                float(&i[0], "x")?; dtype_is(&i[1], DType::U32, "pos")?;
+                dtype_is(&i[2], DType::F32, "cos")?; dtype_is(&i[3], DType::F32, "sin")?; float(&o[0], "y")?;
+                if i[0].shape.len() != 3 { return bad("x must be [T, H, Dh]".into()); }
+                let (t, dh) = (i[0].shape[0], i[0].shape[2]);
+                if *rotary_dim == 0 || rotary_dim % 2 != 0 || *rotary_dim > dh { return bad(format!("rotary_dim {rotary_dim} must be even, > 0, <= head_dim {dh}")); }
+                if i[1].shape != [t] { return bad("pos must be [T]".into()); }
+                if i[2].shape.len() != 2 || i[2].shape[1] != rotary_dim / 2 || i[2].shape != i[3].shape {
+                    return bad(format!("cos and sin must be [P, {}]", rotary_dim / 2));
+                }
+                same_shape(&i[0], &o[0], "x vs y")?;
+            }
+            Op::Attention { n_past, .. } => {
+                for (t, w) in [(&i[0], "q"), (&i[1], "k"), (&i[2], "v"), (&o[0], "o")] { float(t, w)?; }
+                if i.iter().any(|t| t.shape.len() != 3) { return bad("q [T, Hq, Dh], k/v [S, Hkv, Dh]".into()); }
+                let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
+                let (s, hkv) = (i[1].shape[0], i[1].shape[1]);
+                same_shape(&i[1], &i[2], "k vs v")?;
+                if i[1].shape[2] != dh { return bad("k head_dim differs from q".into()); }
+                if hkv == 0 || hq % hkv != 0 { return bad(format!("Hq {hq} must be a multiple of Hkv {hkv}")); }
+                if n_past + t > s { return bad(format!("n_past {n_past} + T {t} exceeds cache capacity {s}")); }
+                same_shape(&i[0], &o[0], "q vs o")?;
+            }
+            Op::SwiGlu | Op::Add => {
+                float(&i[0], "a")?; float(&i[1], "b")?; float(&o[0], "y")?;
+                same_shape(&i[0], &i[1], "a vs b")?; same_shape(&i[0], &o[0], "a vs y")?;
+            }
+            Op::Softmax => {
+                float(&i[0], "x")?; float(&o[0], "y")?;
+                if i[0].shape.len() != 2 { return bad("x must be [R, C]".into()); }
+                same_shape(&i[0], &o[0], "x vs y")?;
+            }
+            Op::Argmax => {
+                float(&i[0], "x")?; dtype_is(&o[0], DType::U32, "idx")?;
+                if i[0].shape.len() != 2 || o[0].shape != [i[0].shape[0]] { return bad("x [R, C] -> idx [R]".into()); }
+            }
+            Op::TopK { k } => {
+                float(&i[0], "x")?; dtype_is(&o[1], DType::U32, "idx")?;
+                dtype_is(&o[0], i[0].dtype, "values")?;
+                if i[0].shape.len() != 2 { return bad("x must be [R, C]".into()); }
+                if *k == 0 || *k > i[0].shape[1] { return bad(format!("k {k} must be in 1..={}", i[0].shape[1])); }
+                let want = [i[0].shape[0], *k];
+                if o[0].shape != want || o[1].shape != want { return bad("values and idx must be [R, k]".into()); }
+            }
+            Op::Copy => {
+                dtype_is(&o[0], i[0].dtype, "y")?;
+                if i[0].numel() != o[0].numel() { return bad("element counts differ".into()); }
+            }
+            Op::Cast => {
+                float(&i[0], "x")?; float(&o[0], "y")?;
+                if i[0].numel() != o[0].numel() { return bad("element counts differ".into()); }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// RoPE cos/sin tables [max_pos, rotary_dim/2], computed in f64 and rounded once to f32.
+/// inv_freq[i] = theta^(-2i/rotary_dim); angle = pos * inv_freq[i].
+pub fn rope_tables(theta: f64, rotary_dim: usize, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
+    let half = rotary_dim / 2;
+    let mut cos = Vec::with_capacity(max_pos * half);
+    let mut sin = Vec::with_capacity(max_pos * half);
+    for p in 0..max_pos {
+        for i in 0..half {
+            let inv = theta.powf(-(2.0 * i as f64) / rotary_dim as f64);
+            let a = p as f64 * inv;
+            cos.push(a.cos() as f32);
+            sin.push(a.sin() as f32);
+        }
+    }
+    (cos, sin)
+}

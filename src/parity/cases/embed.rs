@@ -1,0 +1,24 @@
+use super::{seed, DType, FLOATS};
+use crate::op::{Op, TensorDesc};
+use crate::parity::case::{input, Case, Init};
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for dt in FLOATS {
+        for out in [dt, DType::F32] {
+            for (vocab, d, ids) in [(11usize, 7usize, vec![0u32, 10, 3, 3, 11]), (1000, 64, vec![999, 0, 512]), (13, 4097, vec![12, 1, 7, 5, 0, 2, 13])] {
+                let tag = if out == dt { dt.name().to_string() } else { format!("{dt}->{out}") };
+                let t = ids.len();
+                // the last id of the first and third shapes is past the table: it must give zeros
+                v.push(Case::new(
+                    "embedding",
+                    &format!("{tag},T{t}"),
+                    Op::Embedding,
+                    vec![input(dt, &[vocab, d], Init::Normal { seed: seed(&format!("emb{dt}{vocab}")), std: 1.0 }), input(DType::U32, &[t], Init::U32s(ids))],
+                    vec![TensorDesc::new(out, &[t, d])],
+                ));
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,49 @@
+//! Case generators, one file per op family. Loops over dtypes x shapes, odd sizes included.
+mod attention;
+mod elementwise;
+mod embed;
+mod linear;
+mod norm;
+mod reduce;
+mod rope;
+
+use super::case::Case;
+
+/// Every case, in a stable order. Ids are unique (checked by a test).
+pub fn all() -> Vec<Case> {
+    let mut v = Vec::new();
+    v.extend(embed::cases());
+    v.extend(norm::cases());
+    v.extend(linear::cases());
+    v.extend(rope::cases());
+    v.extend(attention::cases());
+    v.extend(elementwise::cases());
+    v.extend(reduce::cases());
+    v
+}
+
+/// The float dtypes every op is tested in.
+pub(crate) use crate::dtype::DType;
+pub(crate) const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
+
+/// A stable seed from a case's tag, so adding a case does not reshuffle the others' data.
+pub(crate) fn seed(tag: &str) -> u64 {
+    tag.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_are_unique_and_many() {
+        let cases = super::all();
+        let mut ids: Vec<&str> = cases.iter().map(|c| c.id.as_str()).collect();
+        ids.sort();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate case ids");
+        assert!(n >= 200, "only {n} cases");
+        for c in &cases {
+            c.desc().check().unwrap_or_else(|e| panic!("{}: {e}", c.id));
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The cross-device parity harness: cases, comparison, running, reports and diffs.
+pub mod case;
+pub mod cases;
+pub mod compare;
+pub mod report;
+pub mod run;

@@ -1,0 +1,106 @@
+//! Running one case on one device against the CPU reference, with guard values around outputs.
+use super::case::Case;
+use super::compare::{compare, tolerance};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::{Backend, Support};
+use crate::error::Result;
+use crate::op::TensorDesc;
+use crate::tensor::Tensor;
+use serde::{Deserialize, Serialize};
+
+/// Elements of guard before and after every output (even, so 16-bit views stay word aligned).
+const GUARD: usize = 16;
+const GUARD_BYTE: u8 = 0xA5;
+/// Output regions start as this pattern; an element a kernel never writes shows up as a mismatch.
+const FILL_BYTE: u8 = 0x5A;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum Outcome {
+    Pass { compared: usize, nmse: f64 },
+    Fail { error: String },
+    Skip { reason: String },
+}
+
+/// One output in a guarded buffer: [GUARD | region | GUARD].
+struct Guarded {
+    whole: Tensor,
+    region: Tensor,
+}
+
+fn guarded(dev: &dyn Backend, d: &TensorDesc) -> Result<Guarded> {
+    let n = d.numel();
+    let total = GUARD + n + GUARD + (n % 2);
+    let whole = dev.alloc(d.dtype, &[total])?;
+    let mut bytes = vec![GUARD_BYTE; total * d.dtype.size()];
+    let s = d.dtype.size();
+    bytes[GUARD * s..(GUARD + n) * s].fill(FILL_BYTE);
+    dev.upload(&whole, &bytes)?;
+    let region = whole.view(GUARD, &d.shape)?;
+    Ok(Guarded { whole, region })
+}
+
+/// Runs `case` on `dev`; returns the bytes of each output region, after checking every guard.
+pub fn execute(case: &Case, dev: &dyn Backend) -> std::result::Result<Vec<Vec<u8>>, String> {
+    let e = |err: crate::error::Error| err.to_string();
+    let mut ins = Vec::new();
+    for i in &case.inputs {
+        let t = dev.alloc(i.desc.dtype, &i.desc.shape).map_err(e)?;
+        dev.upload(&t, &i.bytes()).map_err(e)?;
+        ins.push(t);
+    }
+    let outs: Vec<Guarded> = case.outputs.iter().map(|d| guarded(dev, d)).collect::<Result<_>>().map_err(e)?;
+    let in_refs: Vec<&Tensor> = ins.iter().collect();
+    let out_refs: Vec<&Tensor> = outs.iter().map(|g| &g.region).collect();
+    dev.run(&case.op, &in_refs, &out_refs).map_err(e)?;
+    dev.flush().map_err(e)?;
+    let mut result = Vec::new();
+    for (k, g) in outs.iter().enumerate() {
+        let all = dev.download(&g.whole).map_err(e)?;
+        let s = g.whole.dtype.size();
+        let n = g.region.numel();
+        let (lo, hi) = (GUARD * s, (GUARD + n) * s);
+        if let Some(p) = all[..lo].iter().position(|&b| b != GUARD_BYTE) {
+            return Err(format!("output {k}: write before the tensor (guard byte {p} of {lo} clobbered)"));
+        }
+        if let Some(p) = all[hi..].iter().position(|&b| b != GUARD_BYTE) {
+            return Err(format!("output {k}: write past the tensor (guard byte {p} after the end clobbered)"));
+        }
+        result.push(all[lo..hi].to_vec());
+    }
+    Ok(result)
+}
+
+/// The reference bytes of every output, from the CPU backend (also guard-checked).
+pub fn reference(case: &Case) -> std::result::Result<Vec<Vec<u8>>, String> {
+    execute(case, &CpuBackend::new()).map_err(|m| format!("cpu reference: {m}"))
+}
+
+/// Runs `case` on `dev` and compares with `want` (from `reference`). Unsupported -> Skip with the reason.
+pub fn check(case: &Case, dev: &dyn Backend, want: &std::result::Result<Vec<Vec<u8>>, String>) -> Outcome {
+    if let Support::No(reason) = dev.supports(&case.desc()) {
+        return Outcome::Skip { reason: format!("unsupported: {reason}") };
+    }
+    let want = match want {
+        Ok(w) => w,
+        Err(m) => return Outcome::Fail { error: m.clone() },
+    };
+    let got = match execute(case, dev) {
+        Ok(g) => g,
+        Err(m) => return Outcome::Fail { error: m },
+    };
+    let (mut compared, mut nmse) = (0usize, 0f64);
+    for (k, d) in case.outputs.iter().enumerate() {
+        match compare(d.dtype, &got[k], &want[k], tolerance(case.family, d.dtype)) {
+            Ok(c) => {
+                compared += c.n;
+                nmse = nmse.max(c.nmse);
+            }
+            Err(m) => return Outcome::Fail { error: format!("output {k} ({}): {m}", d.dtype) },
+        }
+    }
+    if compared == 0 {
+        return Outcome::Fail { error: "zero elements compared".into() };
+    }
+    Outcome::Pass { compared, nmse }
+}
