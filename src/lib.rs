@@ -1,6 +1,7 @@
 //! wgllm: LLM inference on any GPU. WGSL kernels through wgpu, a CPU reference for every op, and a
 //! cross-device harness that compares them. See ARCHITECTURE.md.
 pub mod backend;
+pub mod cli;
 pub mod dtype;
 pub mod error;
 pub mod op;

@@ -1,3 +1,3 @@
-fn main() {
-    println!("wgllm: CLI coming in this commit series");
+fn main() -> std::process::ExitCode {
+    wgllm::cli::main()
 }

@@ -49,3 +49,29 @@ pub fn all_devices() -> Vec<Box<dyn Backend>> {
     }
     v
 }
+
+/// Devices matching `spec`: `cpu`, `gpu` (every non-CPU device), `wgpu` (every wgpu adapter),
+/// `wgpu:NAME` (adapter whose name contains NAME, case-insensitive).
+pub fn select_devices(spec: &str) -> Result<Vec<Box<dyn Backend>>> {
+    let spec_l = spec.to_ascii_lowercase();
+    let all = all_devices();
+    let names: Vec<String> = all.iter().map(|d| d.name()).collect();
+    let picked: Vec<Box<dyn Backend>> = all
+        .into_iter()
+        .filter(|d| {
+            let n = d.name().to_ascii_lowercase();
+            match spec_l.as_str() {
+                "gpu" => n != "cpu",
+                "cpu" | "wgpu" => n == spec_l || n.starts_with(&format!("{spec_l}/")),
+                s => {
+                    let (fam, want) = s.split_once([':', '/']).unwrap_or((s, ""));
+                    n.starts_with(&format!("{fam}/")) && n.contains(want)
+                }
+            }
+        })
+        .collect();
+    if picked.is_empty() && spec_l != "gpu" {
+        return Err(crate::error::Error::NoDevice(format!("`{spec}` matches none of: {}", names.join(", "))));
+    }
+    Ok(picked)
+}

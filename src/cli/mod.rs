@@ -1,0 +1,45 @@
+//! The `wgllm` command line.
+mod devices;
+mod ops;
+mod parity;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "wgllm", version, about = "LLM inference on any GPU (WGSL through wgpu), checked op by op against a CPU reference")]
+pub struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List every device: name, backend, type, key features and limits
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The support matrix: op x dtypes x device
+    Ops {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run every parity case on the GPU devices against the CPU reference (or diff two runs)
+    Parity(parity::ParityArgs),
+}
+
+pub fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Devices { json } => devices::run(json),
+        Cmd::Ops { json } => ops::run(json),
+        Cmd::Parity(a) => parity::run(a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
