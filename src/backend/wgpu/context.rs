@@ -24,6 +24,8 @@ pub struct Caps {
 
 pub struct WgpuStorage {
     pub buffer: wgpu::Buffer,
+    /// Unique per allocation (never reused), so cached bind groups can key on it safely.
+    pub id: u64,
 }
 
 impl Storage for WgpuStorage {
@@ -58,6 +60,10 @@ pub struct WgpuBackend {
     pub queue: wgpu::Queue,
     arena: wgpu::Buffer,
     pipelines: Mutex<HashMap<KernelKey, Arc<Pipeline>>>,
+    /// Bind groups by (kernel, tensor buffer ids); the params slot is a dynamic offset, so a decode
+    /// step that reuses its buffers creates no bind groups after the first step.
+    bind_groups: Mutex<HashMap<(KernelKey, Vec<u64>), wgpu::BindGroup>>,
+    next_id: std::sync::atomic::AtomicU64,
     rec: Mutex<Recorder>,
     errors: Arc<Mutex<Vec<String>>>,
     /// Dispatches recorded since creation (for tests and benchmarks).
@@ -142,6 +148,8 @@ impl WgpuBackend {
             queue,
             arena,
             pipelines: Mutex::default(),
+            bind_groups: Mutex::default(),
+            next_id: Default::default(),
             rec: Mutex::new(Recorder { encoder: None, pass: None, params: Vec::new(), slots: 0 }),
             errors,
             dispatches: Default::default(),
@@ -181,7 +189,8 @@ impl WgpuBackend {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        Ok(Tensor { dtype, shape: shape.to_vec(), offset: 0, storage: Arc::new(WgpuStorage { buffer }), device: Arc::from(self.name.as_str()) })
+        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Tensor { dtype, shape: shape.to_vec(), offset: 0, storage: Arc::new(WgpuStorage { buffer, id }), device: Arc::from(self.name.as_str()) })
     }
 
     pub(super) fn upload_bytes(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
@@ -253,7 +262,7 @@ impl WgpuBackend {
         let mut entries = vec![wgpu::BindGroupLayoutEntry {
             binding: 0,
             visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: true, min_binding_size: None },
             count: None,
         }];
         for (k, b) in key.bindings.iter().enumerate() {
@@ -306,29 +315,46 @@ impl WgpuBackend {
             bytes[k * 4..k * 4 + 4].copy_from_slice(&(t.offset as u32).to_le_bytes());
         }
         let mut bufs = Vec::with_capacity(tensors.len());
+        let mut ids = Vec::with_capacity(tensors.len());
         for t in tensors {
-            bufs.push(&self.storage(t)?.buffer);
+            let st = self.storage(t)?;
+            bufs.push(&st.buffer);
+            ids.push(st.id);
         }
         if self.rec.lock().unwrap().slots >= SLOTS {
             self.submit()?;
         }
+        let bg = {
+            let mut cache = self.bind_groups.lock().unwrap();
+            let k = (key.clone(), ids);
+            match cache.get(&k) {
+                Some(bg) => bg.clone(),
+                None => {
+                    let mut entries = vec![wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &self.arena,
+                            offset: 0,
+                            size: std::num::NonZeroU64::new(SLOT),
+                        }),
+                    }];
+                    for (k, b) in bufs.iter().enumerate() {
+                        entries.push(wgpu::BindGroupEntry { binding: k as u32 + 1, resource: b.as_entire_binding() });
+                    }
+                    let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipe.layout, entries: &entries });
+                    if cache.len() >= 8192 {
+                        cache.clear();
+                    }
+                    cache.insert(k, bg.clone());
+                    bg
+                }
+            }
+        };
         let mut rec = self.rec.lock().unwrap();
         let slot = rec.slots;
         rec.slots += 1;
         rec.params.resize((slot * SLOT) as usize, 0);
         rec.params.extend_from_slice(&bytes);
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &self.arena,
-                offset: slot * SLOT,
-                size: std::num::NonZeroU64::new(bytes.len() as u64),
-            }),
-        }];
-        for (k, b) in bufs.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry { binding: k as u32 + 1, resource: b.as_entire_binding() });
-        }
-        let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipe.layout, entries: &entries });
         if rec.encoder.is_none() {
             let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
             let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("step"), timestamp_writes: None }).forget_lifetime();
@@ -337,7 +363,7 @@ impl WgpuBackend {
         }
         let pass = rec.pass.as_mut().unwrap();
         pass.set_pipeline(&pipe.pipeline);
-        pass.set_bind_group(0, &bg, &[]);
+        pass.set_bind_group(0, &bg, &[(slot * SLOT) as u32]);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
         self.dispatches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(())
