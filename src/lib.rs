@@ -3,7 +3,9 @@
 pub mod backend;
 pub mod cli;
 pub mod dtype;
+pub mod engine;
 pub mod error;
+pub mod model;
 pub mod op;
 pub mod parity;
 pub mod tensor;

@@ -2,5 +2,7 @@
 pub mod case;
 pub mod cases;
 pub mod compare;
+pub mod golden;
+pub mod model_gate;
 pub mod report;
 pub mod run;

@@ -43,11 +43,17 @@ fn guarded(dev: &dyn Backend, d: &TensorDesc) -> Result<Guarded> {
 /// Runs `case` on `dev`; returns the bytes of each output region, after checking every guard.
 pub fn execute(case: &Case, dev: &dyn Backend) -> std::result::Result<Vec<Vec<u8>>, String> {
     let e = |err: crate::error::Error| err.to_string();
+    // Inputs also sit between guards, filled with all-ones bits (NaN for floats, u32::MAX for
+    // ids): a kernel that reads past an input picks up NaN or an out-of-range id and goes red.
     let mut ins = Vec::new();
     for i in &case.inputs {
-        let t = dev.alloc(i.desc.dtype, &i.desc.shape).map_err(e)?;
-        dev.upload(&t, &i.bytes()).map_err(e)?;
-        ins.push(t);
+        let (n, s) = (i.desc.numel(), i.desc.dtype.size());
+        let total = GUARD + n + GUARD + (n % 2);
+        let whole = dev.alloc(i.desc.dtype, &[total]).map_err(e)?;
+        let mut bytes = vec![0xFFu8; total * s];
+        bytes[GUARD * s..(GUARD + n) * s].copy_from_slice(&i.bytes());
+        dev.upload(&whole, &bytes).map_err(e)?;
+        ins.push(whole.view(GUARD, &i.desc.shape).map_err(e)?);
     }
     let outs: Vec<Guarded> = case.outputs.iter().map(|d| guarded(dev, d)).collect::<Result<_>>().map_err(e)?;
     let in_refs: Vec<&Tensor> = ins.iter().collect();

@@ -1,13 +1,172 @@
-//! attention: kernel not written yet (refused by name until it is).
+//! attention: causal GQA attention over a KV cache.
+//!   T == 1: shaders/attention_decode.wgsl, one workgroup per (query, query head), keys split
+//!           over the workgroup's threads and combined in workgroup memory.
+//!   T > 1:  shaders/attention_prefill.wgsl, one workgroup per (query block, query head),
+//!           key blocks staged in workgroup memory, online softmax (flash-attention style).
+//! head_dim is a compile-time constant (in the variant); the prefill tile shape is the largest
+//! of `TILES` whose workgroup memory fits the device.
+use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
 
-pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
-    Support::No("no WGSL kernel for this op yet".into())
+const DECODE: &str = include_str!("../../../shaders/attention_decode.wgsl");
+const PREFILL: &str = include_str!("../../../shaders/attention_prefill.wgsl");
+
+/// Decode workgroup size (keys per chunk). head_dim / 4 must not exceed it.
+const DECODE_NT: usize = 256;
+/// Prefill workgroup size.
+const PREFILL_NT: usize = 128;
+
+/// Prefill tiles (BQ queries, BK keys, TM x TN score micro-tile per thread), most preferred first.
+/// Each satisfies (BQ / TM) * (BK / TN) == PREFILL_NT.
+const TILES: [Tile; 4] = [
+    Tile { bq: 32, bk: 32, tm: 2, tn: 4 },
+    Tile { bq: 32, bk: 16, tm: 2, tn: 2 },
+    Tile { bq: 16, bk: 16, tm: 1, tn: 2 },
+    Tile { bq: 16, bk: 8, tm: 1, tn: 1 },
+];
+
+#[derive(Clone, Copy, Debug)]
+struct Tile {
+    bq: usize,
+    bk: usize,
+    tm: usize,
+    tn: usize,
 }
 
-pub fn record(_b: &WgpuBackend, op: &Op, _i: &[&Tensor], _o: &[&Tensor]) -> Result<()> {
-    Err(Error::Other(format!("{}: no WGSL kernel yet", op.name())))
+impl Tile {
+    /// Workgroup memory of attn_prefill in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
+    fn smem(&self, dh: usize) -> usize {
+        let qs = dh / 4 + 1;
+        16 * (self.bq + self.bk) * qs + 4 * self.bq * (self.bk + 1) + 12 * self.bq
+    }
+}
+
+/// Same layout for both kernels.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    t: u32,
+    hq: u32,
+    hkv: u32,
+    dh: u32,
+    n_past: u32,
+    group: u32,
+    scale: f32,
+    nqb: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
+
+/// (T, Hq, Hkv, Dh) of q [T, Hq, Dh] and k [S, Hkv, Dh].
+fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
+    (q[0], q[1], k[1], q[2])
+}
+
+fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
+    TILES.into_iter().find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
+}
+
+/// Workgroup memory of attn_decode in bytes: q_s, sc_s, red_s, acc_s.
+fn decode_smem(dh: usize) -> usize {
+    4 * dh + 4 * DECODE_NT + 4 * 16 + 16 * DECODE_NT
+}
+
+pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let (t, hq, _hkv, dh) = dims(&desc.inputs[0].shape, &desc.inputs[1].shape);
+    if dh == 0 || dh % 4 != 0 {
+        return Support::No(format!("head_dim {dh} must be a positive multiple of 4 (vec4 kernels)"));
+    }
+    if t == 0 || hq == 0 {
+        return Support::No("empty attention (T or Hq is 0)".into());
+    }
+    let words = desc.inputs.iter().chain(&desc.outputs).map(|d| d.numel()).max().unwrap_or(0);
+    if words as u64 >= u32::MAX as u64 {
+        return Support::No(format!("{words} elements overflow the kernels' u32 indexing"));
+    }
+    let smem_limit = b.caps.max_workgroup_storage as usize;
+    if t == 1 {
+        if dh / 4 > DECODE_NT {
+            return Support::No(format!("decode head_dim {dh} exceeds {} (4 x workgroup size)", 4 * DECODE_NT));
+        }
+        if decode_smem(dh) > smem_limit || DECODE_NT > b.caps.max_invocations as usize {
+            return Support::No(format!("decode head_dim {dh} needs {} B workgroup memory, {DECODE_NT} invocations", decode_smem(dh)));
+        }
+    } else {
+        if tile(b, dh).is_none() {
+            let need = TILES[TILES.len() - 1].smem(dh);
+            return Support::No(format!("prefill head_dim {dh} needs {need} B workgroup memory, device has {smem_limit}"));
+        }
+        if PREFILL_NT > b.caps.max_invocations as usize {
+            return Support::No(format!("prefill needs {PREFILL_NT} invocations per workgroup"));
+        }
+    }
+    Support::Yes
+}
+
+/// `fn ld4_{name}(i) -> vec4<f32>`: elements i..i+4 of a read binding at `slot` (i % 4 == 0
+/// relative to the tensor). 16-bit words are read whole when the element offset is even.
+fn ld4(name: &str, slot: usize, dt: DType) -> String {
+    let off = format!("p.offs[0u][{slot}u]");
+    let per_elem = format!("vec4<f32>(ld_{name}(i), ld_{name}(i + 1u), ld_{name}(i + 2u), ld_{name}(i + 3u))");
+    let pair = |w: &str| match dt {
+        DType::F16 => format!("unpack2x16float({w})"),
+        _ => format!("vec2<f32>(bitcast<f32>({w} << 16u), bitcast<f32>({w} & 0xffff0000u))"),
+    };
+    match dt {
+        DType::F32 => format!(
+            "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; return bitcast<vec4<f32>>(vec4<u32>({name}_buf[j], {name}_buf[j + 1u], {name}_buf[j + 2u], {name}_buf[j + 3u])); }}\n"
+        ),
+        DType::F16 | DType::BF16 => format!(
+            "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; if ((j & 1u) == 0u) {{ let w0 = {name}_buf[j >> 1u]; let w1 = {name}_buf[(j >> 1u) + 1u]; return vec4<f32>({}, {}); }} return {per_elem}; }}\n",
+            pair("w0"),
+            pair("w1")
+        ),
+        _ => unreachable!("attention operands are float"),
+    }
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::Attention { n_past, scale } = *op else { unreachable!() };
+    let (t, hq, hkv, dh) = dims(&i[0].shape, &i[1].shape);
+    let bindings = vec![read("q", i[0].dtype), read("k", i[1].dtype), read("v", i[2].dtype), write("o", o[0].dtype)];
+    let mut body = String::new();
+    for (slot, bd) in bindings.iter().take(3).enumerate() {
+        body.push_str(&ld4(bd.name, slot, bd.dtype));
+    }
+    let mut p = Params {
+        offs: [0; 8],
+        t: t as u32,
+        hq: hq as u32,
+        hkv: hkv as u32,
+        dh: dh as u32,
+        n_past: n_past as u32,
+        group: (hq / hkv) as u32,
+        scale,
+        nqb: 1,
+    };
+    let tensors = [i[0], i[1], i[2], o[0]];
+    if t == 1 {
+        body.push_str(DECODE);
+        let key = KernelKey { entry: "attn_decode", bindings, variant: format!("dh{dh}") };
+        let consts = [("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
+        return b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid((t * hq) as u32));
+    }
+    let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("attention: no prefill tile fits head_dim {dh}")))?;
+    body.push_str(PREFILL);
+    p.nqb = t.div_ceil(tl.bq) as u32;
+    let key = KernelKey { entry: "attn_prefill", bindings, variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk) };
+    let consts = [
+        ("DH4", format!("{}u", dh / 4)),
+        ("BQ", format!("{}u", tl.bq)),
+        ("BK", format!("{}u", tl.bk)),
+        ("TM", format!("{}u", tl.tm)),
+        ("TN", format!("{}u", tl.tn)),
+        ("NT", format!("{PREFILL_NT}u")),
+    ];
+    b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid(p.nqb * hq as u32))
 }

@@ -366,6 +366,10 @@ impl WgpuBackend {
         pass.set_bind_group(0, &bg, &[(slot * SLOT) as u32]);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
         self.dispatches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        drop(rec);
+        if std::env::var("WGLLM_SYNC").is_ok_and(|v| v == "all" || v.split(',').any(|e| e == key.entry)) {
+            self.submit()?;
+        }
         Ok(())
     }
 

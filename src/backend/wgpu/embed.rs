@@ -1,13 +1,53 @@
-//! embed: kernel not written yet (refused by name until it is).
+//! embedding: shaders/embedding.wgsl. out[t, :] = table[ids[t], :], zeros for an id >= V.
+//! Same dtype in and out copies raw bits (variant `raw`); otherwise each element is decoded to f32
+//! and re-encoded in the output dtype (variant `cvt`), the same rounding as the host encoder.
+use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
-use crate::error::{Error, Result};
+use crate::dtype::DType;
+use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
 
-pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
-    Support::No("no WGSL kernel for this op yet".into())
+const SRC: &str = include_str!("../../../shaders/embedding.wgsl");
+const WG: u32 = 128;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    n: u32,
+    d: u32,
+    v: u32,
+    pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 48);
+
+pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
+    // Element indices are u32 in the kernel.
+    let n = desc.outputs[0].numel().max(desc.inputs[0].numel());
+    if n as u64 >= u32::MAX as u64 {
+        return Support::No(format!("{n} elements exceed u32 indexing"));
+    }
+    Support::Yes
 }
 
-pub fn record(_b: &WgpuBackend, op: &Op, _i: &[&Tensor], _o: &[&Tensor]) -> Result<()> {
-    Err(Error::Other(format!("{}: no WGSL kernel yet", op.name())))
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    debug_assert_eq!(*op, Op::Embedding);
+    let (table, ids, y) = (i[0], i[1], o[0]);
+    let (v, d) = (table.shape[0], table.shape[1]);
+    let n = y.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let raw = table.dtype == y.dtype;
+    let key = KernelKey {
+        entry: "embedding",
+        bindings: vec![read("table", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
+        variant: if raw { "raw".into() } else { "cvt".into() },
+    };
+    let p = Params { offs: [0; 8], n: n as u32, d: d as u32, v: v.min(u32::MAX as usize) as u32, pad: 0 };
+    let groups = (n.div_ceil(2) as u32).div_ceil(WG);
+    let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
+    b.dispatch(&key, SRC, &consts, bytemuck::bytes_of(&p), &[table, ids, y], grid(groups))
 }

@@ -1,13 +1,76 @@
-//! reduce: kernel not written yet (refused by name until it is).
+//! Row reductions, one workgroup per row, each its own module (a module's entry points may only
+//! use the bindings the generated prelude declares):
+//!   softmax (shaders/softmax.wgsl): online (max, sum) per invocation, merged in workgroup memory.
+//!   argmax  (shaders/argmax.wgsl):  (key, index) reduction on order-preserving integer keys.
+//!   topk    (shaders/topk.wgsl):    k rounds; per-invocation candidates, only the loser rescans.
+//! The workgroup size (variant `wg{N}`) grows with the row length.
+use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
-use crate::error::{Error, Result};
+use crate::dtype::DType;
+use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
 
-pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
-    Support::No("no WGSL kernel for this op yet".into())
+const SOFTMAX: &str = include_str!("../../../shaders/softmax.wgsl");
+const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
+const TOPK: &str = include_str!("../../../shaders/topk.wgsl");
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    rows: u32,
+    c: u32,
+    k: u32,
+    pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 48);
+
+/// Invocations per workgroup for rows of `c` columns (at most 256, the WebGPU default limit).
+fn workgroup(c: usize) -> u32 {
+    if c >= 4096 {
+        256
+    } else if c >= 512 {
+        128
+    } else {
+        64
+    }
 }
 
-pub fn record(_b: &WgpuBackend, op: &Op, _i: &[&Tensor], _o: &[&Tensor]) -> Result<()> {
-    Err(Error::Other(format!("{}: no WGSL kernel yet", op.name())))
+pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let x = &desc.inputs[0];
+    // Column indices (plus one workgroup stride in topk) are u32 in the kernels.
+    if x.numel() as u64 >= (u32::MAX - (1 << 17)) as u64 {
+        return Support::No(format!("{} elements exceed u32 indexing", x.numel()));
+    }
+    if x.shape[0] > 0 && x.shape[1] == 0 {
+        return Support::No("rows of zero columns".into());
+    }
+    Support::Yes
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let x = i[0];
+    let (rows, c) = (x.shape[0], x.shape[1]);
+    if rows == 0 {
+        return Ok(());
+    }
+    let wg = workgroup(c);
+    let (entry, src, bindings, k) = match *op {
+        Op::Softmax => ("softmax", SOFTMAX, vec![read("x", x.dtype), write("y", o[0].dtype)], 0),
+        Op::Argmax => ("argmax", ARGMAX, vec![read("x", x.dtype), write("idx", DType::U32)], 0),
+        Op::TopK { k } => (
+            "topk",
+            TOPK,
+            vec![read("x", x.dtype), write("vals", o[0].dtype), write("idx", DType::U32)],
+            k,
+        ),
+        _ => unreachable!("reduce::record got {}", op.name()),
+    };
+    let key = KernelKey { entry, bindings, variant: format!("wg{wg}") };
+    let p = Params { offs: [0; 8], rows: rows as u32, c: c as u32, k: k as u32, pad: 0 };
+    let mut tensors = vec![x];
+    tensors.extend_from_slice(o);
+    b.dispatch(&key, src, &[("WG", format!("{wg}u"))], bytemuck::bytes_of(&p), &tensors, grid(rows as u32))
 }

@@ -3,7 +3,7 @@ use crate::op::{Op, TensorDesc};
 use crate::parity::case::{input, Case, Init};
 
 /// (T, Hq, Hkv, Dh, n_past, capacity): prefill (T > 1) and decode (T = 1), GQA ratios 1, 2, 4, 6.
-const SHAPES: [(usize, usize, usize, usize, usize, usize); 10] = [
+const SHAPES: [(usize, usize, usize, usize, usize, usize); 11] = [
     (1, 4, 4, 64, 0, 4),
     (1, 8, 2, 128, 36, 64),
     (1, 16, 8, 128, 299, 320),
@@ -14,6 +14,8 @@ const SHAPES: [(usize, usize, usize, usize, usize, usize); 10] = [
     (7, 6, 1, 256, 0, 7),
     (64, 16, 8, 128, 0, 70),
     (33, 4, 2, 64, 100, 140),
+    // the tiny Qwen3's prefill: 2 tokens into a 512-row cache
+    (2, 4, 2, 64, 0, 512),
 ];
 
 pub fn cases() -> Vec<Case> {

@@ -6,6 +6,9 @@ pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for dt in FLOATS {
         for out in [dt, DType::F32] {
+            if dt == DType::F32 && out == DType::F32 && v.iter().any(|c: &Case| c.id.starts_with("embedding[f32,")) {
+                continue;
+            }
             for (vocab, d, ids) in [(11usize, 7usize, vec![0u32, 10, 3, 3, 11]), (1000, 64, vec![999, 0, 512]), (13, 4097, vec![12, 1, 7, 5, 0, 2, 13])] {
                 let tag = if out == dt { dt.name().to_string() } else { format!("{dt}->{out}") };
                 let t = ids.len();

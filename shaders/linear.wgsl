@@ -1,0 +1,51 @@
+// linear: y[M, N] = x[M, K] · W[N, K]ᵀ, f32 accumulation. Shared by matvec.wgsl (small M) and
+// gemm.wgsl (prefill); linear.rs prepends this file to either.
+// Constants from linear.rs: X_KIND / W_KIND (0 f32, 1 f16, 2 bf16).
+// Bindings: x (read), w (read), y (write); their element offsets are p.offs[0].x / .y / .z.
+
+struct Params {
+    offs: array<vec4<u32>, 2>,
+    m: u32,
+    n: u32,
+    k: u32,
+    _pad0: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+
+// Two adjacent elements from raw bits: f32 takes a word each (lo, hi); 16-bit kinds take both
+// from `lo`, low half first.
+fn bits_pair(kind: u32, lo: u32, hi: u32) -> vec2<f32> {
+    if (kind == 0u) {
+        return vec2<f32>(bitcast<f32>(lo), bitcast<f32>(hi));
+    }
+    if (kind == 1u) {
+        return unpack2x16float(lo);
+    }
+    return vec2<f32>(bitcast<f32>(lo << 16u), bitcast<f32>(lo & 0xffff0000u));
+}
+
+// Elements e and e + 1 of w / x, e an absolute element index (binding offset already added).
+// 16-bit data at an odd e straddles two words.
+fn w_pair(e: u32) -> vec2<f32> {
+    if (W_KIND == 0u) {
+        return bits_pair(0u, w_buf[e], w_buf[e + 1u]);
+    }
+    let h = e >> 1u;
+    var bits = w_buf[h];
+    if ((e & 1u) != 0u) {
+        bits = (bits >> 16u) | (w_buf[h + 1u] << 16u);
+    }
+    return bits_pair(W_KIND, bits, 0u);
+}
+
+fn x_pair(e: u32) -> vec2<f32> {
+    if (X_KIND == 0u) {
+        return bits_pair(0u, x_buf[e], x_buf[e + 1u]);
+    }
+    let h = e >> 1u;
+    var bits = x_buf[h];
+    if ((e & 1u) != 0u) {
+        bits = (bits >> 16u) | (x_buf[h + 1u] << 16u);
+    }
+    return bits_pair(X_KIND, bits, 0u);
+}

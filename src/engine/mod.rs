@@ -1,0 +1,161 @@
+//! The engine: a loaded model on one backend, its KV cache, prefill, decode and sampling.
+pub mod sampler;
+
+use crate::backend::Backend;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::model::config::Config;
+use crate::model::qwen3::{self, KvCache, Logits, Source, Weights, Workspace};
+use crate::model::safetensors::SafeTensors;
+use crate::model::tokenizer::Tokenizer;
+use crate::op::Op;
+use sampler::{log_softmax, top_logprobs, Sampler};
+use std::collections::HashMap;
+use std::path::Path;
+
+pub struct Engine {
+    pub cfg: Config,
+    pub weights: Weights,
+    pub dev: Box<dyn Backend>,
+    pub tokenizer: Option<Tokenizer>,
+    pub eos: Vec<u32>,
+    pub max_ctx: usize,
+    workspaces: HashMap<usize, Workspace>,
+}
+
+/// One generated step: the token and, when asked, its logprob and the top-k alternatives.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Step {
+    pub token: u32,
+    pub logprob: Option<f64>,
+    pub top: Vec<(u32, f64)>,
+}
+
+impl Engine {
+    /// Loads a Hugging Face model directory onto `dev`.
+    pub fn load(dir: &Path, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+        let cfg = Config::from_file(&dir.join("config.json"))?;
+        let st = SafeTensors::open_dir(dir)?;
+        let tokenizer = Tokenizer::from_dir(dir)?;
+        let max_ctx = max_ctx.min(cfg.max_position_embeddings);
+        let weights = Weights::load(&cfg, &Source::File(&st), dev.as_ref(), max_ctx, progress)?;
+        let mut eos = cfg.eos_token_ids.clone();
+        let gen = dir.join("generation_config.json");
+        if let Ok(text) = std::fs::read_to_string(&gen) {
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File { path: gen.display().to_string(), detail: format!("not valid JSON: {e}") })?;
+            match v.get("eos_token_id") {
+                Some(serde_json::Value::Number(n)) => eos.extend(n.as_u64().map(|x| x as u32)),
+                Some(serde_json::Value::Array(a)) => eos.extend(a.iter().filter_map(|x| x.as_u64().map(|x| x as u32))),
+                _ => {}
+            }
+        }
+        eos.sort();
+        eos.dedup();
+        Ok(Engine { cfg, weights, dev, tokenizer, eos, max_ctx, workspaces: HashMap::new() })
+    }
+
+    /// Random weights of a named shape (benchmarks).
+    pub fn random(cfg: Config, dtype: DType, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+        let weights = Weights::load(&cfg, &Source::Random { dtype, seed: 1 }, dev.as_ref(), max_ctx, progress)?;
+        Ok(Engine { eos: cfg.eos_token_ids.clone(), cfg, weights, dev, tokenizer: None, max_ctx, workspaces: HashMap::new() })
+    }
+
+    pub fn new_cache(&self) -> Result<KvCache> {
+        KvCache::new(&self.cfg, self.dev.as_ref(), self.max_ctx)
+    }
+
+    fn workspace(&mut self, t: usize) -> Result<&Workspace> {
+        if !self.workspaces.contains_key(&t) {
+            // keep the decode workspace; drop other prefill sizes
+            self.workspaces.retain(|&k, _| k == 1);
+            let ws = Workspace::new(&self.cfg, self.dev.as_ref(), t)?;
+            self.workspaces.insert(t, ws);
+        }
+        Ok(&self.workspaces[&t])
+    }
+
+    /// Records a forward over `ids` at the cache's current length; logits stay on the device.
+    pub fn forward(&mut self, cache: &mut KvCache, ids: &[u32], which: Logits, hidden: &mut dyn FnMut(usize, &dyn Backend, &crate::Tensor) -> Result<()>) -> Result<()> {
+        if ids.is_empty() {
+            return Err(Error::Other("empty prompt: give at least one token".into()));
+        }
+        if cache.len + ids.len() > cache.capacity {
+            return Err(Error::Other(format!(
+                "prompt too long: {} tokens after {} cached exceed the context of {} tokens",
+                ids.len(),
+                cache.len,
+                cache.capacity
+            )));
+        }
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.cfg.vocab_size) {
+            return Err(Error::Other(format!("token id {bad} is outside the vocabulary of {}", self.cfg.vocab_size)));
+        }
+        let t = ids.len();
+        let n_past = cache.len as u32;
+        self.workspace(t)?;
+        let ws = &self.workspaces[&t];
+        let dev = self.dev.as_ref();
+        dev.upload(&ws.ids, &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
+        dev.upload(&ws.pos, &(0..t as u32).flat_map(|i| (n_past + i).to_le_bytes()).collect::<Vec<_>>())?;
+        qwen3::forward(&self.cfg, &self.weights, dev, ws, cache, which, hidden)
+    }
+
+    /// The logits rows of the last forward over `t` tokens ([rows, V] f32 from the device).
+    pub fn logits(&self, t: usize, rows: usize) -> Result<Vec<f32>> {
+        let ws = &self.workspaces[&t];
+        let v = ws.logits.view(0, &[rows, self.cfg.vocab_size])?;
+        Ok(DType::F32.decode_f32(&self.dev.download(&v)?))
+    }
+
+    /// Picks the next token after a forward over `t` tokens (Logits::Last). Greedy without logprobs
+    /// runs argmax on the device and reads back 4 bytes; otherwise the logits row comes back.
+    pub fn choose(&mut self, t: usize, sampler: &mut Sampler, logprobs: Option<usize>) -> Result<Step> {
+        if sampler.cfg().is_greedy() && logprobs.is_none() {
+            let ws = &self.workspaces[&t];
+            let row = ws.logits.view(0, &[1, self.cfg.vocab_size])?;
+            self.dev.run(&Op::Argmax, &[&row], &[&ws.next])?;
+            let b = self.dev.download(&ws.next)?;
+            return Ok(Step { token: u32::from_le_bytes(b[..4].try_into().unwrap()), logprob: None, top: vec![] });
+        }
+        let logits = self.logits(t, 1)?;
+        let token = sampler.sample(&logits);
+        let lp = log_softmax(&logits);
+        Ok(Step { token, logprob: Some(lp[token as usize]), top: logprobs.map(|k| top_logprobs(&lp, k)).unwrap_or_default() })
+    }
+
+    /// Prefill + decode of up to `n` tokens, calling `on_token` for each; stops at EOS (when
+    /// `stop_at_eos`) or when `on_token` returns false.
+    pub fn generate(
+        &mut self,
+        prompt: &[u32],
+        n: usize,
+        sampler: &mut Sampler,
+        logprobs: Option<usize>,
+        stop_at_eos: bool,
+        on_token: &mut dyn FnMut(&Step) -> bool,
+    ) -> Result<Vec<Step>> {
+        let mut cache = self.new_cache()?;
+        if prompt.len() + n > cache.capacity {
+            return Err(Error::Other(format!(
+                "prompt too long: {} prompt tokens + {n} new exceed the context of {} tokens",
+                prompt.len(),
+                cache.capacity
+            )));
+        }
+        let mut steps = Vec::new();
+        self.forward(&mut cache, prompt, Logits::Last, &mut |_, _, _| Ok(()))?;
+        let mut t = prompt.len();
+        for i in 0..n {
+            let s = self.choose(t, sampler, logprobs)?;
+            let tok = s.token;
+            let go_on = on_token(&s);
+            steps.push(s);
+            if !go_on || (stop_at_eos && self.eos.contains(&tok)) || i + 1 == n {
+                break;
+            }
+            self.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
+            t = 1;
+        }
+        Ok(steps)
+    }
+}

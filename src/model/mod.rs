@@ -1,0 +1,5 @@
+//! Loading models as users have them: config.json, safetensors, tokenizer.
+pub mod config;
+pub mod safetensors;
+pub mod qwen3;
+pub mod tokenizer;

@@ -1,0 +1,307 @@
+//! Qwen3 dense on any backend. Weights stay in their file dtype on the device (bf16 stays bf16);
+//! activations and the KV cache are f32.
+use super::config::Config;
+use super::safetensors::SafeTensors;
+use crate::backend::Backend;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{rope_tables, Op};
+use crate::tensor::{shape_str, Tensor};
+
+pub struct Layer {
+    pub in_norm: Tensor,
+    pub q: Tensor,
+    pub k: Tensor,
+    pub v: Tensor,
+    pub o: Tensor,
+    pub q_norm: Tensor,
+    pub k_norm: Tensor,
+    pub post_norm: Tensor,
+    pub gate: Tensor,
+    pub up: Tensor,
+    pub down: Tensor,
+}
+
+pub struct Weights {
+    pub embed: Tensor,
+    pub lm_head: Tensor,
+    pub final_norm: Tensor,
+    pub layers: Vec<Layer>,
+    pub rope_cos: Tensor,
+    pub rope_sin: Tensor,
+    /// Bytes of weights a decode step reads (every matrix once, the embedding row aside).
+    pub decode_bytes: usize,
+}
+
+/// The tensors (name, expected shape) of a Qwen3 checkpoint, from config.json.
+pub fn expected_tensors(c: &Config) -> Vec<(String, Vec<usize>)> {
+    let (d, f, hq, hkv, dh, v) = (c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.vocab_size);
+    let mut t = vec![("model.embed_tokens.weight".to_string(), vec![v, d]), ("model.norm.weight".into(), vec![d])];
+    if !c.tie_word_embeddings {
+        t.push(("lm_head.weight".into(), vec![v, d]));
+    }
+    for i in 0..c.num_hidden_layers {
+        let p = format!("model.layers.{i}");
+        t.extend([
+            (format!("{p}.input_layernorm.weight"), vec![d]),
+            (format!("{p}.self_attn.q_proj.weight"), vec![hq * dh, d]),
+            (format!("{p}.self_attn.k_proj.weight"), vec![hkv * dh, d]),
+            (format!("{p}.self_attn.v_proj.weight"), vec![hkv * dh, d]),
+            (format!("{p}.self_attn.o_proj.weight"), vec![d, hq * dh]),
+            (format!("{p}.self_attn.q_norm.weight"), vec![dh]),
+            (format!("{p}.self_attn.k_norm.weight"), vec![dh]),
+            (format!("{p}.post_attention_layernorm.weight"), vec![d]),
+            (format!("{p}.mlp.gate_proj.weight"), vec![f, d]),
+            (format!("{p}.mlp.up_proj.weight"), vec![f, d]),
+            (format!("{p}.mlp.down_proj.weight"), vec![d, f]),
+        ]);
+    }
+    t
+}
+
+/// A weight source: a safetensors checkpoint, or random weights of a named shape (benchmarks).
+pub enum Source<'a> {
+    File(&'a SafeTensors),
+    Random { dtype: DType, seed: u64 },
+}
+
+impl Weights {
+    /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
+    /// `progress(done, total)` is called after each tensor.
+    pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
+        let want = expected_tensors(c);
+        if let Source::File(st) = src {
+            for (name, shape) in &want {
+                let (info, _) = st.get(name)?;
+                if !info.dtype.is_float() {
+                    return Err(Error::File { path: st.path_of(name), detail: format!("tensor `{name}`: dtype {} is not a float type", info.dtype) });
+                }
+                if &info.shape != shape {
+                    return Err(Error::File {
+                        path: st.path_of(name),
+                        detail: format!("tensor `{name}`: shape [{}] but config.json implies [{}]", shape_str(&info.shape), shape_str(shape)),
+                    });
+                }
+            }
+        }
+        let total = want.len();
+        let mut done = 0;
+        let mut up = |name: &str, shape: &[usize]| -> Result<Tensor> {
+            let t = match src {
+                Source::File(st) => {
+                    let (info, bytes) = st.get(name)?;
+                    let t = dev.alloc(info.dtype, shape)?;
+                    dev.upload(&t, bytes)?;
+                    t
+                }
+                Source::Random { dtype, seed } => random_weight(dev, name, shape, *dtype, *seed)?,
+            };
+            done += 1;
+            progress(done, total);
+            Ok(t)
+        };
+        let shape_of = |n: &str| want.iter().find(|w| w.0 == n).map(|w| w.1.clone()).unwrap();
+        let embed = up("model.embed_tokens.weight", &shape_of("model.embed_tokens.weight"))?;
+        let final_norm = up("model.norm.weight", &shape_of("model.norm.weight"))?;
+        let lm_head = if c.tie_word_embeddings { embed.clone() } else { up("lm_head.weight", &shape_of("lm_head.weight"))? };
+        let mut layers = Vec::new();
+        for i in 0..c.num_hidden_layers {
+            let p = format!("model.layers.{i}");
+            let mut g = |s: &str| {
+                let n = format!("{p}.{s}");
+                up(&n, &shape_of(&n))
+            };
+            layers.push(Layer {
+                in_norm: g("input_layernorm.weight")?,
+                q: g("self_attn.q_proj.weight")?,
+                k: g("self_attn.k_proj.weight")?,
+                v: g("self_attn.v_proj.weight")?,
+                o: g("self_attn.o_proj.weight")?,
+                q_norm: g("self_attn.q_norm.weight")?,
+                k_norm: g("self_attn.k_norm.weight")?,
+                post_norm: g("post_attention_layernorm.weight")?,
+                gate: g("mlp.gate_proj.weight")?,
+                up: g("mlp.up_proj.weight")?,
+                down: g("mlp.down_proj.weight")?,
+            });
+        }
+        let (cos, sin) = rope_tables(c.rope_theta, c.head_dim, max_ctx);
+        let rope_cos = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
+        dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
+        let rope_sin = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
+        dev.upload(&rope_sin, &DType::F32.encode_f32(&sin))?;
+        let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
+        for l in &layers {
+            for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.q_norm, &l.k_norm, &l.post_norm, &l.gate, &l.up, &l.down] {
+                decode_bytes += t.nbytes();
+            }
+        }
+        Ok(Weights { embed, lm_head, final_norm, layers, rope_cos, rope_sin, decode_bytes })
+    }
+}
+
+/// Random weights with a model-like scale: norms ~1, matrices ~1/sqrt(fan_in), embeddings ~0.1.
+fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
+    let n: usize = shape.iter().product();
+    let mut r = crate::parity::case::Rng::new(seed ^ crate::parity::cases::seed(name));
+    let vals: Vec<f32> = if shape.len() == 1 {
+        (0..n).map(|_| 1.0 + 0.05 * r.normal() as f32).collect()
+    } else if name.contains("embed") {
+        (0..n).map(|_| 0.1 * r.normal() as f32).collect()
+    } else {
+        let s = 1.0 / (shape[1] as f64).sqrt();
+        // uniform with the normal's variance: fast to draw for ~600M values
+        (0..n).map(|_| ((r.uniform() * 2.0 - 1.0) * s * 1.732) as f32).collect()
+    };
+    let t = dev.alloc(dtype, shape)?;
+    dev.upload(&t, &dtype.encode_f32(&vals))?;
+    Ok(t)
+}
+
+/// Per-sequence state: the KV cache, one [max_ctx, Hkv, Dh] f32 pair per layer.
+pub struct KvCache {
+    pub k: Vec<Tensor>,
+    pub v: Vec<Tensor>,
+    pub len: usize,
+    pub capacity: usize,
+}
+
+impl KvCache {
+    pub fn new(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<KvCache> {
+        let shape = [capacity, c.num_key_value_heads, c.head_dim];
+        let mut k = Vec::new();
+        let mut v = Vec::new();
+        for _ in 0..c.num_hidden_layers {
+            k.push(dev.alloc(DType::F32, &shape)?);
+            v.push(dev.alloc(DType::F32, &shape)?);
+        }
+        Ok(KvCache { k, v, len: 0, capacity })
+    }
+}
+
+/// Scratch tensors for a forward over T tokens, allocated once per T and reused.
+pub struct Workspace {
+    pub t: usize,
+    pub ids: Tensor,
+    pub pos: Tensor,
+    x: [Tensor; 2],
+    h: Tensor,
+    q: [Tensor; 2],
+    k: [Tensor; 2],
+    v: Tensor,
+    att: Tensor,
+    o: Tensor,
+    gate: Tensor,
+    up: Tensor,
+    act: Tensor,
+    pub last: Tensor,
+    pub logits: Tensor,
+    pub next: Tensor,
+}
+
+impl Workspace {
+    pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
+        let (d, f, hq, hkv, dh) = (c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+        let a = |s: &[usize]| dev.alloc(DType::F32, s);
+        Ok(Workspace {
+            t,
+            ids: dev.alloc(DType::U32, &[t])?,
+            pos: dev.alloc(DType::U32, &[t])?,
+            x: [a(&[t, d])?, a(&[t, d])?],
+            h: a(&[t, d])?,
+            q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
+            k: [a(&[t, hkv, dh])?, a(&[t, hkv, dh])?],
+            v: a(&[t, hkv, dh])?,
+            att: a(&[t, hq, dh])?,
+            o: a(&[t, d])?,
+            gate: a(&[t, f])?,
+            up: a(&[t, f])?,
+            act: a(&[t, f])?,
+            last: a(&[1, d])?,
+            logits: a(&[t, c.vocab_size])?,
+            next: dev.alloc(DType::U32, &[1])?,
+        })
+    }
+}
+
+/// What a forward returns on the device.
+pub enum Logits {
+    /// logits of the last position only, [1, V], in `ws.logits` (first row)
+    Last,
+    /// logits of every position, [T, V]
+    All,
+}
+
+/// Records one forward over `ws.t` tokens at positions cache.len.. (ids and positions must already
+/// be uploaded into the workspace). Appends K/V to the cache. Optionally calls `hidden(i, dev, x)`
+/// after the embedding (i = 0) and after each decoder layer (i = layer + 1).
+pub fn forward(
+    c: &Config,
+    w: &Weights,
+    dev: &dyn Backend,
+    ws: &Workspace,
+    cache: &mut KvCache,
+    which: Logits,
+    hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
+) -> Result<()> {
+    let (t, d, hq, hkv, dh) = (ws.t, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    let n_past = cache.len;
+    if n_past + t > cache.capacity {
+        return Err(Error::Other(format!("context full: {} + {t} tokens exceed the context of {}", n_past, cache.capacity)));
+    }
+    let norm = Op::RmsNorm { eps: c.rms_norm_eps, unit_offset: false };
+    let rope = Op::Rope { rotary_dim: dh };
+    // 1. x = embed[ids]                                        [T, D]
+    dev.run(&Op::Embedding, &[&w.embed, &ws.ids], &[&ws.x[0]])?;
+    hidden(0, dev, &ws.x[0])?;
+    // The residual stream lives in x[0]; x[1] holds it between the attention and MLP halves.
+    let (x, x2) = (&ws.x[0], &ws.x[1]);
+    for (li, l) in w.layers.iter().enumerate() {
+        // 2. h = rmsnorm(x); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ       [T, Hq*Dh], [T, Hkv*Dh]
+        dev.run(&norm, &[x, &l.in_norm], &[&ws.h])?;
+        let q_flat = ws.q[0].reshape(&[t, hq * dh])?;
+        let k_flat = ws.k[0].reshape(&[t, hkv * dh])?;
+        let v_flat = ws.v.reshape(&[t, hkv * dh])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.q], &[&q_flat])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.k], &[&k_flat])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_flat])?;
+        // 3. per-head q/k RMSNorm, then RoPE at positions n_past..  [T, H, Dh]
+        dev.run(&norm, &[&ws.q[0], &l.q_norm], &[&ws.q[1]])?;
+        dev.run(&norm, &[&ws.k[0], &l.k_norm], &[&ws.k[1]])?;
+        dev.run(&rope, &[&ws.q[1], &ws.pos, &w.rope_cos, &w.rope_sin], &[&ws.q[0]])?;
+        let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
+        let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
+        // 4. k (roped) and v go straight into the cache rows n_past..n_past+T
+        dev.run(&rope, &[&ws.k[1], &ws.pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+        dev.run(&Op::Copy, &[&ws.v], &[&v_slot])?;
+        // 5. causal GQA attention over the cache                 [T, Hq, Dh]
+        let scale = 1.0 / (dh as f32).sqrt();
+        dev.run(&Op::Attention { n_past, scale }, &[&ws.q[0], &cache.k[li], &cache.v[li]], &[&ws.att])?;
+        // 6. x2 = x + att Woᵀ
+        dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, &l.o], &[&ws.o])?;
+        dev.run(&Op::Add, &[x, &ws.o], &[x2])?;
+        // 7. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ, h = rmsnorm(x2)
+        dev.run(&norm, &[x2, &l.post_norm], &[&ws.h])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.gate], &[&ws.gate])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.up], &[&ws.up])?;
+        dev.run(&Op::SwiGlu, &[&ws.gate, &ws.up], &[&ws.act])?;
+        dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.o])?;
+        dev.run(&Op::Add, &[x2, &ws.o], &[x])?;
+        hidden(li + 1, dev, x)?;
+    }
+    cache.len += t;
+    // 8. final norm and the LM head (tied: the embedding matrix)
+    match which {
+        Logits::Last => {
+            let last = x.view((t - 1) * d, &[1, d])?;
+            dev.run(&norm, &[&last, &w.final_norm], &[&ws.last])?;
+            let out = ws.logits.view(0, &[1, c.vocab_size])?;
+            dev.run(&Op::Linear, &[&ws.last, &w.lm_head], &[&out])?;
+        }
+        Logits::All => {
+            dev.run(&norm, &[x, &w.final_norm], &[&ws.h])?;
+            dev.run(&Op::Linear, &[&ws.h, &w.lm_head], &[&ws.logits])?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! tokenizer.json through the `tokenizers` crate; the chat template from tokenizer_config.json
+//! through minijinja.
+use crate::error::{Error, Result};
+use std::path::Path;
+
+pub struct Tokenizer {
+    inner: tokenizers::Tokenizer,
+    chat_template: Option<String>,
+    bos: Option<String>,
+    eos: Option<String>,
+    path: String,
+}
+
+fn token_str(v: Option<&serde_json::Value>) -> Option<String> {
+    match v? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Object(o) => o.get("content").and_then(|c| c.as_str()).map(String::from),
+        _ => None,
+    }
+}
+
+impl Tokenizer {
+    /// Loads `dir/tokenizer.json` (None when the directory has none) and the chat template.
+    pub fn from_dir(dir: &Path) -> Result<Option<Tokenizer>> {
+        let path = dir.join("tokenizer.json");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let p = path.display().to_string();
+        let inner = tokenizers::Tokenizer::from_file(&path).map_err(|e| Error::File { path: p.clone(), detail: e.to_string() })?;
+        let (mut chat_template, mut bos, mut eos) = (None, None, None);
+        let cfg = dir.join("tokenizer_config.json");
+        if cfg.exists() {
+            let cp = cfg.display().to_string();
+            let text = std::fs::read_to_string(&cfg).map_err(|e| Error::File { path: cp.clone(), detail: e.to_string() })?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File { path: cp.clone(), detail: format!("not valid JSON: {e}") })?;
+            chat_template = v.get("chat_template").and_then(|t| t.as_str()).map(String::from);
+            bos = token_str(v.get("bos_token"));
+            eos = token_str(v.get("eos_token"));
+        }
+        Ok(Some(Tokenizer { inner, chat_template, bos, eos, path: p }))
+    }
+
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let e = self.inner.encode(text, false).map_err(|e| Error::File { path: self.path.clone(), detail: format!("encode: {e}") })?;
+        Ok(e.get_ids().to_vec())
+    }
+
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        self.inner.decode(ids, true).map_err(|e| Error::File { path: self.path.clone(), detail: format!("decode: {e}") })
+    }
+
+    pub fn token_id(&self, s: &str) -> Option<u32> {
+        self.inner.token_to_id(s)
+    }
+
+    /// The prompt for one user message through the model's chat template.
+    pub fn apply_chat(&self, user: &str) -> Result<String> {
+        let tpl = self.chat_template.as_ref().ok_or_else(|| Error::File { path: self.path.clone(), detail: "no chat_template in tokenizer_config.json".into() })?;
+        let mut env = minijinja::Environment::new();
+        env.add_template("chat", tpl).map_err(|e| Error::Other(format!("chat template: {e}")))?;
+        let msgs = vec![minijinja::context! { role => "user", content => user }];
+        env.get_template("chat")
+            .and_then(|t| t.render(minijinja::context! { messages => msgs, add_generation_prompt => true, bos_token => self.bos.clone(), eos_token => self.eos.clone() }))
+            .map_err(|e| Error::Other(format!("chat template: {e}")))
+    }
+}

@@ -1,0 +1,179 @@
+//! The model gate, per golden case and device:
+//! - greedy: 16 prompts x 16 greedy tokens through the full engine. Tokens must equal the committed
+//!   anchor for the device exactly; against the oracle, the first divergence (if any) must be a
+//!   near-tie: logprob(oracle's token) - logprob(ours) <= near_tie_nats in the oracle's top-20.
+//! - teacher_forced: our logprobs of the oracle's top-20 at every position, within tolerance.
+//! - hidden: the residual stream after the embedding and after each decoder layer, within tolerance.
+use super::golden::Manifest;
+use crate::dtype::DType;
+use crate::engine::sampler::{log_softmax, Sampler, Sampling};
+use crate::engine::Engine;
+use crate::model::qwen3::Logits;
+use crate::model::safetensors::SafeTensors;
+use std::path::Path;
+
+pub const REGRESSION: &str = "REGRESSION SUSPECTED — bisect first";
+
+struct Golden {
+    st: SafeTensors,
+}
+
+impl Golden {
+    fn open(m: &Manifest, file: &str) -> Result<Golden, String> {
+        let mut st = SafeTensors { files: Vec::new(), tensors: Default::default() };
+        st.add_file(&m.dir.join(file)).map_err(|e| e.to_string())?;
+        Ok(Golden { st })
+    }
+    fn ints(&self, name: &str) -> Result<(Vec<u32>, Vec<usize>), String> {
+        let (info, b) = self.st.get(name).map_err(|e| e.to_string())?;
+        if info.dtype != DType::I32 {
+            return Err(format!("golden tensor {name} is {} not i32", info.dtype));
+        }
+        Ok((DType::I32.decode_u32(b), info.shape.clone()))
+    }
+    fn floats(&self, name: &str) -> Result<(Vec<f32>, Vec<usize>), String> {
+        let (info, b) = self.st.get(name).map_err(|e| e.to_string())?;
+        Ok((info.dtype.decode_f32(b), info.shape.clone()))
+    }
+}
+
+fn tol(m: &Manifest, k: &str, default: f64) -> f64 {
+    m.json.get("tolerance").and_then(|t| t.get(k)).and_then(|v| v.as_f64()).unwrap_or(default)
+}
+
+pub fn anchor_path(root: &Path, case: &str, device: &str) -> std::path::PathBuf {
+    root.join(case).join(format!("{}.json", device.replace('/', "-")))
+}
+
+/// The greedy gate. With `bless`, writes the anchor (only after the oracle check passes).
+pub fn greedy(m: &Manifest, e: &mut Engine, anchors: &Path, bless: bool) -> Result<String, String> {
+    let g = Golden::open(m, "greedy.safetensors")?;
+    let (tokens, ts) = g.ints("tokens")?;
+    let (top_ids, _) = g.ints("top_ids")?;
+    let (top_lp, _) = g.floats("top_logprobs")?;
+    let (np, nn) = (ts[0], ts[1]);
+    let k = top_lp.len() / (np * nn);
+    let band = tol(m, "near_tie_nats", 0.5);
+    let mut ours_all: Vec<Vec<u32>> = Vec::new();
+    let (mut diverged, mut worst_gap) = (0, 0f64);
+    for p in 0..np {
+        let (prompt, _) = g.ints(&format!("prompt_{p:02}"))?;
+        let mut sampler = Sampler::new(Sampling::default());
+        let steps = e.generate(&prompt, nn, &mut sampler, None, false, &mut |_| true).map_err(|er| format!("prompt {p}: {er}"))?;
+        let ours: Vec<u32> = steps.iter().map(|s| s.token).collect();
+        if let Some(i) = (0..nn).find(|&i| ours[i] != tokens[p * nn + i]) {
+            let base = (p * nn + i) * k;
+            let oracle_tok = tokens[p * nn + i];
+            let lp_top = top_lp[base] as f64;
+            let Some(j) = (0..k).find(|&j| top_ids[base + j] == ours[i]) else {
+                return Err(format!(
+                    "prompt {p} (len {}) position {i}: our token {} is outside the oracle's top-{k} (oracle chose {oracle_tok}): a real divergence. {REGRESSION}",
+                    prompt.len(),
+                    ours[i]
+                ));
+            };
+            let gap = lp_top - top_lp[base + j] as f64;
+            if gap > band {
+                return Err(format!(
+                    "prompt {p} (len {}) position {i}: our token {} is {gap:.3} nats below the oracle's {oracle_tok} (band {band}). {REGRESSION}",
+                    prompt.len(),
+                    ours[i]
+                ));
+            }
+            diverged += 1;
+            worst_gap = worst_gap.max(gap);
+        }
+        ours_all.push(ours);
+    }
+    let path = anchor_path(anchors, &m.case, &e.dev.name());
+    if bless {
+        std::fs::create_dir_all(path.parent().unwrap()).map_err(|er| er.to_string())?;
+        let j = serde_json::json!({"case": m.case, "device": e.dev.name(), "tokens": ours_all});
+        std::fs::write(&path, serde_json::to_string(&j).unwrap() + "\n").map_err(|er| er.to_string())?;
+    } else {
+        let text = std::fs::read_to_string(&path)
+            .map_err(|_| format!("no anchor {} for device {}: record one with WGLLM_BLESS=1 (after this oracle check passes)", path.display(), e.dev.name()))?;
+        let j: serde_json::Value = serde_json::from_str(&text).map_err(|er| format!("{}: {er}", path.display()))?;
+        let anchor: Vec<Vec<u32>> = serde_json::from_value(j["tokens"].clone()).map_err(|er| format!("{}: {er}", path.display()))?;
+        for (p, (a, o)) in anchor.iter().zip(&ours_all).enumerate() {
+            if let Some(i) = (0..nn).find(|&i| a.get(i) != o.get(i)) {
+                return Err(format!("prompt {p} position {i}: token {:?} differs from the anchor's {:?} ({}). {REGRESSION}", o.get(i), a.get(i), path.display()));
+            }
+        }
+        if anchor.len() != ours_all.len() {
+            return Err(format!("anchor {} holds {} prompts, the golden {}", path.display(), anchor.len(), ours_all.len()));
+        }
+    }
+    Ok(format!("{np} prompts x {nn} tokens; {diverged} near-tie divergences from the oracle (worst {worst_gap:.3} nats)"))
+}
+
+/// Teacher-forced logprobs of the oracle's top-k at every position.
+pub fn teacher_forced(m: &Manifest, e: &mut Engine) -> Result<String, String> {
+    let g = Golden::open(m, "teacher_forced.safetensors")?;
+    let limit = tol(m, "tf_logprob_max_abs", 1e-3);
+    let (mut n, mut worst) = (0usize, 0f64);
+    for s in 0.. {
+        let Ok((seq, _)) = g.ints(&format!("seq_{s}")) else { break };
+        let (ids, shape) = g.ints(&format!("top_ids_{s}"))?;
+        let (lps, _) = g.floats(&format!("top_logprobs_{s}"))?;
+        let k = shape[1];
+        let mut cache = e.new_cache().map_err(|er| er.to_string())?;
+        e.forward(&mut cache, &seq, Logits::All, &mut |_, _, _| Ok(())).map_err(|er| er.to_string())?;
+        let logits = e.logits(seq.len(), seq.len()).map_err(|er| er.to_string())?;
+        let v = e.cfg.vocab_size;
+        for pos in 0..seq.len() {
+            let lp = log_softmax(&logits[pos * v..(pos + 1) * v]);
+            for j in 0..k {
+                let d = (lp[ids[pos * k + j] as usize] - lps[pos * k + j] as f64).abs();
+                worst = worst.max(d);
+                n += 1;
+                if d > limit {
+                    return Err(format!(
+                        "sequence {s} (len {}) position {pos}: logprob of token {} is {:.5}, oracle {:.5} (|diff| {d:.2e} > {limit:.0e}). {REGRESSION}",
+                        seq.len(),
+                        ids[pos * k + j],
+                        lp[ids[pos * k + j] as usize],
+                        lps[pos * k + j]
+                    ));
+                }
+            }
+        }
+    }
+    if n == 0 {
+        return Err("teacher-forced gate compared nothing".into());
+    }
+    Ok(format!("{n} logprobs compared, max |diff| {worst:.2e}"))
+}
+
+/// The residual stream after the embedding and after each decoder layer.
+pub fn hidden(m: &Manifest, e: &mut Engine) -> Result<String, String> {
+    let g = Golden::open(m, "hidden.safetensors")?;
+    let p = m.json["args"]["hidden_prompt"].as_u64().ok_or("manifest args.hidden_prompt missing")?;
+    let gp = Golden::open(m, "greedy.safetensors")?;
+    let (prompt, _) = gp.ints(&format!("prompt_{p:02}"))?;
+    let (want, shape) = g.floats("hidden")?;
+    let limit = tol(m, "hidden_max_abs", 1e-3);
+    let per = shape[1] * shape[2];
+    let mut got: Vec<Vec<f32>> = Vec::new();
+    let mut cache = e.new_cache().map_err(|er| er.to_string())?;
+    e.forward(&mut cache, &prompt, Logits::Last, &mut |_, dev, x| {
+        got.push(DType::F32.decode_f32(&dev.download(x)?));
+        Ok(())
+    })
+    .map_err(|er| er.to_string())?;
+    if got.len() != shape[0] {
+        return Err(format!("captured {} hidden states, the golden has {}", got.len(), shape[0]));
+    }
+    let mut worst = 0f64;
+    for (i, h) in got.iter().enumerate() {
+        for (j, (&a, &b)) in h.iter().zip(&want[i * per..(i + 1) * per]).enumerate() {
+            let d = (a as f64 - b as f64).abs();
+            if d.is_nan() || d > limit {
+                let what = if i == 0 { "embedding output".to_string() } else { format!("layer {} output", i - 1) };
+                return Err(format!("{what}, token {}, dim {}: {a} vs oracle {b} (> {limit:.0e}). {REGRESSION}", j / shape[2], j % shape[2]));
+            }
+            worst = worst.max(d);
+        }
+    }
+    Ok(format!("{} hidden states x {per} values, max |diff| {worst:.2e}", got.len()))
+}
