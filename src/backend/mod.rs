@@ -34,6 +34,14 @@ pub trait Backend: Send + Sync {
     fn run(&self, op: &Op, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()>;
     /// Submits recorded work. Work is also flushed by `download`.
     fn flush(&self) -> Result<()>;
+    /// Submits and waits until the device is idle (timing).
+    fn sync(&self) -> Result<()> {
+        self.flush()
+    }
+    /// The wgpu backend behind this device, for wgpu-only tools (bandwidth probe, profiling).
+    fn as_wgpu(&self) -> Option<&wgpu::WgpuBackend> {
+        None
+    }
 }
 
 /// The refusal error for `desc` on `device`.

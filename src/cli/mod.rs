@@ -1,7 +1,9 @@
 //! The `wgllm` command line.
+mod bench;
 mod devices;
 mod ops;
 mod parity;
+mod run;
 
 use clap::{Parser, Subcommand};
 
@@ -24,6 +26,10 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Decode and prefill throughput for a model directory or a named shape (random weights)
+    Bench(bench::BenchArgs),
+    /// Generate text with a model (default: the embedded tiny Qwen3)
+    Run(run::RunArgs),
     /// Run every parity case on the GPU devices against the CPU reference (or diff two runs)
     Parity(parity::ParityArgs),
 }
@@ -34,6 +40,8 @@ pub fn main() -> std::process::ExitCode {
         Cmd::Devices { json } => devices::run(json),
         Cmd::Ops { json } => ops::run(json),
         Cmd::Parity(a) => parity::run(a),
+        Cmd::Run(a) => run::run(a),
+        Cmd::Bench(a) => bench::run(a),
     };
     match r {
         Ok(code) => code,

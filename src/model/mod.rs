@@ -3,3 +3,5 @@ pub mod config;
 pub mod safetensors;
 pub mod qwen3;
 pub mod tokenizer;
+pub mod default;
+pub mod shapes;

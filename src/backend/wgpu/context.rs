@@ -46,6 +46,7 @@ const SLOT: u64 = 256;
 const SLOTS: u64 = 2048;
 
 struct Recorder {
+    profiler: Option<super::profile::Profiler>,
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
     params: Vec<u8>,
@@ -150,7 +151,7 @@ impl WgpuBackend {
             pipelines: Mutex::default(),
             bind_groups: Mutex::default(),
             next_id: Default::default(),
-            rec: Mutex::new(Recorder { encoder: None, pass: None, params: Vec::new(), slots: 0 }),
+            rec: Mutex::new(Recorder { profiler: None, encoder: None, pass: None, params: Vec::new(), slots: 0 }),
             errors,
             dispatches: Default::default(),
         })
@@ -356,9 +357,17 @@ impl WgpuBackend {
         rec.params.resize((slot * SLOT) as usize, 0);
         rec.params.extend_from_slice(&bytes);
         if rec.encoder.is_none() {
-            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") });
+            rec.encoder = Some(self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") }));
+        }
+        if rec.profiler.is_some() {
+            // profiling: one pass per dispatch, with begin/end timestamps
+            let Recorder { profiler, encoder, pass, .. } = &mut *rec;
+            *pass = None;
+            let tw = profiler.as_mut().unwrap().writes(key.entry);
+            *pass = Some(encoder.as_mut().unwrap().begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(key.entry), timestamp_writes: Some(tw) }).forget_lifetime());
+        } else if rec.pass.is_none() {
+            let enc = rec.encoder.as_mut().unwrap();
             let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("step"), timestamp_writes: None }).forget_lifetime();
-            rec.encoder = Some(enc);
             rec.pass = Some(pass);
         }
         let pass = rec.pass.as_mut().unwrap();
@@ -366,7 +375,11 @@ impl WgpuBackend {
         pass.set_bind_group(0, &bg, &[(slot * SLOT) as u32]);
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
         self.dispatches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let full = rec.profiler.as_ref().is_some_and(|p| p.full());
         drop(rec);
+        if full {
+            self.submit()?;
+        }
         if std::env::var("WGLLM_SYNC").is_ok_and(|v| v == "all" || v.split(',').any(|e| e == key.entry)) {
             self.submit()?;
         }
@@ -380,15 +393,47 @@ impl WgpuBackend {
             return self.take_errors("submit");
         }
         rec.pass = None;
-        let enc = rec.encoder.take().expect("encoder with recorded slots");
+        let mut enc = rec.encoder.take().expect("encoder with recorded slots");
         let n = rec.params.len().div_ceil(4) * 4;
         rec.params.resize(n, 0);
         self.queue.write_buffer(&self.arena, 0, &rec.params);
+        let profiled = rec.profiler.as_ref().map(|p| p.labels.len() as u64).filter(|&n| n > 0);
+        if let (Some(n), Some(p)) = (profiled, rec.profiler.as_ref()) {
+            enc.resolve_query_set(&p.queries, 0..(2 * n) as u32, &p.resolve, 0);
+        }
         self.queue.submit([enc.finish()]);
         rec.params.clear();
         rec.slots = 0;
+        if let Some(n) = profiled {
+            let p = rec.profiler.as_ref().unwrap();
+            let raw = self.read_raw(&p.resolve, 0, 16 * n)?;
+            let ticks: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            rec.profiler.as_mut().unwrap().absorb(&ticks);
+        }
         drop(rec);
         self.take_errors("submit")
+    }
+
+    /// Turns per-dispatch GPU timestamps on or off (needs TIMESTAMP_QUERY). Returns false when the
+    /// adapter lacks timestamps.
+    pub fn set_profiling(&self, on: bool) -> Result<bool> {
+        self.submit()?;
+        let mut rec = self.rec.lock().unwrap();
+        if !on {
+            rec.profiler = None;
+            return Ok(true);
+        }
+        if !self.caps.timestamp_query {
+            return Ok(false);
+        }
+        rec.profiler = Some(super::profile::Profiler::new(&self.device, &self.queue));
+        Ok(true)
+    }
+
+    /// GPU time per kernel entry point since profiling was turned on: (entry, total ns, dispatches).
+    pub fn profile(&self) -> Vec<(String, f64, u64)> {
+        let rec = self.rec.lock().unwrap();
+        rec.profiler.as_ref().map(|p| p.totals.iter().map(|(k, v)| (k.to_string(), v.0, v.1)).collect()).unwrap_or_default()
     }
 
     /// Waits until the device is idle.

@@ -12,6 +12,7 @@ mod embed;
 pub mod kernel;
 mod linear;
 mod norm;
+mod profile;
 mod reduce;
 mod rope;
 
@@ -95,5 +96,13 @@ impl Backend for WgpuBackend {
 
     fn flush(&self) -> Result<()> {
         self.submit()
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.wait()
+    }
+
+    fn as_wgpu(&self) -> Option<&WgpuBackend> {
+        Some(self)
     }
 }

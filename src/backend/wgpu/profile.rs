@@ -1,0 +1,50 @@
+//! GPU timestamps per kernel (profiling mode): each dispatch gets its own compute pass with
+//! begin/end timestamps; at each submit the queries are resolved and summed by kernel entry point.
+//! Off by default: a pass per dispatch costs a little, so benchmarks measure wall time without it
+//! and use this only to say where the time goes.
+use std::collections::BTreeMap;
+
+pub const MAX_DISPATCHES: u32 = 2048;
+
+pub struct Profiler {
+    pub queries: wgpu::QuerySet,
+    pub resolve: wgpu::Buffer,
+    pub labels: Vec<&'static str>,
+    /// entry -> (total ns, dispatches)
+    pub totals: BTreeMap<&'static str, (f64, u64)>,
+    pub period_ns: f64,
+}
+
+impl Profiler {
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Profiler {
+        let queries = device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("profile"), ty: wgpu::QueryType::Timestamp, count: 2 * MAX_DISPATCHES });
+        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("profile-resolve"),
+            size: 16 * MAX_DISPATCHES as u64,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Profiler { queries, resolve, labels: Vec::new(), totals: BTreeMap::new(), period_ns: queue.get_timestamp_period() as f64 }
+    }
+
+    /// Timestamp writes for the next dispatch's own pass.
+    pub fn writes(&mut self, entry: &'static str) -> wgpu::ComputePassTimestampWrites<'_> {
+        let i = self.labels.len() as u32;
+        self.labels.push(entry);
+        wgpu::ComputePassTimestampWrites { query_set: &self.queries, beginning_of_pass_write_index: Some(2 * i), end_of_pass_write_index: Some(2 * i + 1) }
+    }
+
+    pub fn full(&self) -> bool {
+        self.labels.len() as u32 >= MAX_DISPATCHES
+    }
+
+    /// Adds the resolved ticks (2 u64 per dispatch) to the totals.
+    pub fn absorb(&mut self, ticks: &[u64]) {
+        for (i, label) in self.labels.drain(..).enumerate() {
+            let (a, b) = (ticks[2 * i], ticks[2 * i + 1]);
+            let e = self.totals.entry(label).or_insert((0.0, 0));
+            e.0 += b.saturating_sub(a) as f64 * self.period_ns;
+            e.1 += 1;
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! `wgllm bench`: decode tokens/s at batch 1 and prefill tokens/s for a model directory or a named
+//! shape with random weights, with the bytes each decoded token reads and the fraction of the
+//! device's read bandwidth measured in the same run. `--profile` adds GPU time per kernel.
+use super::run::{pick_device, progress};
+use crate::dtype::DType;
+use crate::engine::sampler::{Sampler, Sampling};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model::qwen3::Logits;
+use crate::model::shapes;
+use clap::Args;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// A model directory
+    #[arg(long, conflicts_with = "shape")]
+    model: Option<PathBuf>,
+    /// A named shape with random weights: qwen3-0.6b
+    #[arg(long)]
+    shape: Option<String>,
+    /// Weight dtype for --shape (bf16, f16, f32)
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    #[arg(long)]
+    device: Option<String>,
+    /// Decode steps to time (after 8 warm-up steps)
+    #[arg(long, default_value_t = 128)]
+    decode: usize,
+    /// Prefill lengths to time
+    #[arg(long, value_delimiter = ',', default_value = "512,2048")]
+    prefill: Vec<usize>,
+    /// Also report GPU time per kernel (timestamp queries) for one decode step and one prefill
+    #[arg(long)]
+    profile: bool,
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    let dev = pick_device(a.device.as_deref())?;
+    let dev_name = dev.name();
+    let bw = match dev.as_wgpu() {
+        Some(w) => Some(w.read_bandwidth(1 << 30, 20)?),
+        None => None,
+    };
+    let max_prefill = a.prefill.iter().copied().max().unwrap_or(0);
+    let ctx = (max_prefill + 16).max(a.decode + 64);
+    let (mut e, label) = match (&a.model, &a.shape) {
+        (Some(d), _) => (Engine::load(d, dev, ctx, &mut progress("loading weights"))?, d.display().to_string()),
+        (None, Some(s)) => {
+            let cfg = shapes::shape(s).ok_or_else(|| Error::Other(format!("unknown shape `{s}` (known: {})", shapes::NAMES.join(", "))))?;
+            let dt = DType::parse(&a.dtype).filter(|d| d.is_float()).ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?;
+            (Engine::random(cfg, dt, dev, ctx, &mut progress("random weights"))?, format!("{s} ({dt}, random weights)"))
+        }
+        _ => return Err(Error::Other("give --model DIR or --shape NAME".into())),
+    };
+    let c = e.cfg.clone();
+    let v = c.vocab_size as u64;
+    let ids = |n: usize, salt: u64| -> Vec<u32> { (0..n as u64).map(|i| ((i * 2654435761 + salt) % v) as u32).collect() };
+    let mut sampler = Sampler::new(Sampling::default());
+    // Decode: 16-token prompt, 8 warm-up steps, then `decode` timed steps (each: forward + argmax + 4-byte read-back).
+    let mut cache = e.new_cache()?;
+    let prompt = ids(16, 7);
+    e.forward(&mut cache, &prompt, Logits::Last, &mut |_, _, _| Ok(()))?;
+    let mut tok = e.choose(16, &mut sampler, None)?.token;
+    for _ in 0..8 {
+        e.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
+        tok = e.choose(1, &mut sampler, None)?.token;
+    }
+    let t0 = Instant::now();
+    for _ in 0..a.decode {
+        e.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
+        tok = e.choose(1, &mut sampler, None)?.token;
+    }
+    let dt = t0.elapsed().as_secs_f64();
+    let decode_tps = a.decode as f64 / dt;
+    let avg_ctx = (16 + 8 + a.decode / 2) as f64;
+    let kv_bytes = 2.0 * c.num_hidden_layers as f64 * avg_ctx * (c.num_key_value_heads * c.head_dim * 4) as f64;
+    let bytes_per_tok = e.weights.decode_bytes as f64 + kv_bytes;
+    println!("wgllm bench: {label} on {dev_name}");
+    if let Some(bw) = bw {
+        println!("  read bandwidth (probe, this run): {:.1} GB/s -> limit {:.0} tokens/s at {:.1} MB/token", bw / 1e9, bw / bytes_per_tok, bytes_per_tok / 1e6);
+    }
+    let frac = bw.map(|bw| decode_tps * bytes_per_tok / bw);
+    println!(
+        "  decode batch 1: {decode_tps:.1} tokens/s ({:.3} ms/token){}",
+        1e3 / decode_tps,
+        frac.map(|f| format!(", {:.1}% of the bandwidth limit", 100.0 * f)).unwrap_or_default()
+    );
+    let mut prefill = Vec::new();
+    for &t in &a.prefill {
+        if t + 1 > e.max_ctx {
+            println!("  prefill {t}: skipped (context {})", e.max_ctx);
+            continue;
+        }
+        let p = ids(t, 11);
+        let run_once = |e: &mut Engine| -> Result<f64> {
+            let mut cache = e.new_cache()?;
+            let t0 = Instant::now();
+            e.forward(&mut cache, &p, Logits::Last, &mut |_, _, _| Ok(()))?;
+            e.choose(t, &mut Sampler::new(Sampling::default()), None)?;
+            Ok(t0.elapsed().as_secs_f64())
+        };
+        run_once(&mut e)?; // warm-up: kernels compiled, workspace allocated
+        let s = run_once(&mut e)?;
+        println!("  prefill {t}: {:.0} tokens/s ({:.1} ms)", t as f64 / s, s * 1e3);
+        prefill.push(json!({"tokens": t, "tokens_per_s": t as f64 / s, "ms": s * 1e3}));
+    }
+    let mut prof = json!(null);
+    if a.profile {
+        println!("  GPU time per kernel (timestamp queries):");
+        let mut step = |e: &mut Engine| -> Result<f64> {
+            let t0 = Instant::now();
+            e.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
+            e.choose(1, &mut Sampler::new(Sampling::default()), None)?;
+            Ok(t0.elapsed().as_secs_f64())
+        };
+        let d = profile_of_engine("decode step", &mut step, &mut e)?;
+        let p = ids(512.min(e.max_ctx - 1), 13);
+        let mut pre = |e: &mut Engine| -> Result<f64> {
+            let mut cache = e.new_cache()?;
+            let t0 = Instant::now();
+            e.forward(&mut cache, &p, Logits::Last, &mut |_, _, _| Ok(()))?;
+            e.choose(p.len(), &mut Sampler::new(Sampling::default()), None)?;
+            Ok(t0.elapsed().as_secs_f64())
+        };
+        let pf = profile_of_engine(&format!("prefill {}", p.len()), &mut pre, &mut e)?;
+        prof = json!({"decode_step": d, "prefill": pf});
+    }
+    let out = json!({
+        "model": label, "device": dev_name, "read_bandwidth_gbs": bw.map(|b| b / 1e9),
+        "decode": {"tokens_per_s": decode_tps, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
+        "prefill": prefill, "profile": prof,
+    });
+    if let Some(p) = &a.json {
+        std::fs::write(p, serde_json::to_string_pretty(&out).unwrap()).map_err(|er| Error::File { path: p.display().to_string(), detail: er.to_string() })?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn profile_of_engine(what: &str, run: &mut dyn FnMut(&mut Engine) -> Result<f64>, eng: &mut Engine) -> Result<serde_json::Value> {
+    let Some(w) = eng.dev.as_wgpu() else { return Ok(json!(null)) };
+    if !w.set_profiling(true)? {
+        return Ok(json!("no timestamp queries on this adapter"));
+    }
+    let wall = run(eng)?;
+    let w = eng.dev.as_wgpu().unwrap();
+    let rows = w.profile();
+    w.set_profiling(false)?;
+    let gpu: f64 = rows.iter().map(|r| r.1).sum();
+    println!("  {what}: wall {:.3} ms (profiled), GPU kernel time {:.3} ms over {} dispatches", wall * 1e3, gpu / 1e6, rows.iter().map(|r| r.2).sum::<u64>());
+    let mut sorted = rows.clone();
+    sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
+    for (name, ns, n) in &sorted {
+        println!("    {name:<16} {:>9.3} ms {:>5.1}%  {n:>5} dispatches", ns / 1e6, 100.0 * ns / gpu.max(1.0));
+    }
+    Ok(json!({"wall_ms": wall * 1e3, "gpu_ms": gpu / 1e6, "kernels": sorted.iter().map(|(k, ns, n)| json!({"kernel": k, "ms": ns / 1e6, "dispatches": n})).collect::<Vec<_>>()}))
+}
