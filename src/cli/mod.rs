@@ -1,6 +1,7 @@
 //! The `wgllm` command line.
 mod bench;
 mod devices;
+mod gate;
 mod ops;
 mod parity;
 mod run;
@@ -28,6 +29,8 @@ enum Cmd {
     },
     /// Decode and prefill throughput for a model directory or a named shape (random weights)
     Bench(bench::BenchArgs),
+    /// The golden walker and the model gates (oracle goldens, per-device anchors)
+    Gate(gate::GateArgs),
     /// Generate text with a model (default: the embedded tiny Qwen3)
     Run(run::RunArgs),
     /// Run every parity case on the GPU devices against the CPU reference (or diff two runs)
@@ -42,6 +45,7 @@ pub fn main() -> std::process::ExitCode {
         Cmd::Parity(a) => parity::run(a),
         Cmd::Run(a) => run::run(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Gate(a) => gate::run(a),
     };
     match r {
         Ok(code) => code,

@@ -1,0 +1,75 @@
+//! `wgllm gate`: the golden walker and the model gates outside cargo test (same code as
+//! tests/model_gate.rs), so a GPU machine can run them with just the binary and the repository.
+use super::run::pick_device;
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::parity::{golden, model_gate};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct GateArgs {
+    /// The goldens directory
+    #[arg(long, default_value = "goldens")]
+    goldens: PathBuf,
+    /// Where the per-device greedy anchors live
+    #[arg(long, default_value = "tests/anchors")]
+    anchors: PathBuf,
+    #[arg(long)]
+    device: Option<String>,
+    /// Record the greedy anchor for this device (after the oracle check passes)
+    #[arg(long)]
+    bless: bool,
+}
+
+pub fn run(a: GateArgs) -> Result<ExitCode> {
+    let pending = golden::pending(&a.goldens);
+    let (mut pass, mut fail) = (0, 0);
+    let paths = golden::manifests(&a.goldens);
+    if paths.is_empty() {
+        println!("no manifests under {}: 0 passed, 1 failed, 0 skipped", a.goldens.display());
+        return Ok(ExitCode::FAILURE);
+    }
+    for path in paths {
+        let m = match golden::check(&path, &pending) {
+            Ok(m) => {
+                pass += 1;
+                println!("goldens::{}  pass", m.case);
+                m
+            }
+            Err(e) => {
+                fail += 1;
+                println!("goldens::{}  FAIL  {e}", path.display());
+                continue;
+            }
+        };
+        if m.kind != "model" || m.model != "qwen3" {
+            continue;
+        }
+        type Gate = fn(&golden::Manifest, &mut Engine) -> std::result::Result<String, String>;
+        let gates: [(&str, Option<Gate>); 3] = [("teacher_forced", Some(model_gate::teacher_forced)), ("hidden", Some(model_gate::hidden)), ("greedy", None)];
+        for (name, gate) in gates {
+            let dev = pick_device(a.device.as_deref())?;
+            let dn = dev.name();
+            let mut e = Engine::load(&m.dir.join("model"), dev, 4096, &mut |_, _| {})?;
+            let t0 = std::time::Instant::now();
+            let r = match gate {
+                Some(g) => g(&m, &mut e),
+                None => model_gate::greedy(&m, &mut e, &a.anchors, a.bless),
+            };
+            match r {
+                Ok(s) => {
+                    pass += 1;
+                    println!("model::{}::{name}::{dn}  pass  {s} ({:.2}s)", m.case, t0.elapsed().as_secs_f64());
+                }
+                Err(er) => {
+                    fail += 1;
+                    println!("model::{}::{name}::{dn}  FAIL  {er}", m.case);
+                }
+            }
+        }
+    }
+    println!("{pass} passed, {fail} failed, 0 skipped");
+    Ok(if fail > 0 || pass == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
