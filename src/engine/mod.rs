@@ -43,10 +43,16 @@ impl Engine {
         let gen = dir.join("generation_config.json");
         if let Ok(text) = std::fs::read_to_string(&gen) {
             let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File { path: gen.display().to_string(), detail: format!("not valid JSON: {e}") })?;
+            let bad = |x: &serde_json::Value| Error::File { path: gen.display().to_string(), detail: format!("field `eos_token_id`: expected token ids, got {x}") };
+            let id = |x: &serde_json::Value| x.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad(x));
             match v.get("eos_token_id") {
-                Some(serde_json::Value::Number(n)) => eos.extend(n.as_u64().map(|x| x as u32)),
-                Some(serde_json::Value::Array(a)) => eos.extend(a.iter().filter_map(|x| x.as_u64().map(|x| x as u32))),
-                _ => {}
+                None | Some(serde_json::Value::Null) => {}
+                Some(serde_json::Value::Array(a)) => {
+                    for x in a {
+                        eos.push(id(x)?);
+                    }
+                }
+                Some(x) => eos.push(id(x)?),
             }
         }
         eos.sort();

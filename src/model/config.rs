@@ -51,11 +51,15 @@ impl Fields<'_> {
             Some(x) => x.as_f64().filter(|f| f.is_finite() && *f > 0.0).ok_or_else(|| self.err(field, &format!("expected a positive number, got {x}"))),
         }
     }
+    fn id(x: &Value) -> Option<u32> {
+        x.as_u64().and_then(|x| u32::try_from(x).ok())
+    }
     fn ids(&self, field: &str) -> Result<Vec<u32>> {
         match self.v.get(field) {
             None | Some(Value::Null) => Ok(vec![]),
-            Some(Value::Number(n)) => n.as_u64().map(|x| vec![x as u32]).ok_or_else(|| self.err(field, "expected a token id")),
-            Some(Value::Array(a)) => a.iter().map(|x| x.as_u64().map(|x| x as u32).ok_or_else(|| self.err(field, "expected token ids"))).collect(),
+            // u32::try_from: an id past u32 is refused, not wrapped onto another token
+            Some(x @ Value::Number(_)) => Self::id(x).map(|x| vec![x]).ok_or_else(|| self.err(field, &format!("expected a token id, got {x}"))),
+            Some(Value::Array(a)) => a.iter().map(|x| Self::id(x).ok_or_else(|| self.err(field, &format!("expected token ids, got {x}")))).collect(),
             Some(x) => Err(self.err(field, &format!("expected a token id or a list, got {x}"))),
         }
     }

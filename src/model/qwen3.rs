@@ -69,6 +69,11 @@ impl Weights {
     /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
     /// `progress(done, total)` is called after each tensor.
     pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
+        if let Source::File(st) = src {
+            // the last layer first: a corrupt num_hidden_layers (say 10^12) is refused by name
+            // before the per-layer list below is built
+            st.get(&format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1))?;
+        }
         let want = expected_tensors(c);
         if let Source::File(st) = src {
             for (name, shape) in &want {

@@ -85,12 +85,12 @@ impl SafeTensors {
                 continue;
             }
             let bad = |d: String| ferr(path, format!("tensor `{name}`: {d}"));
-            let ds = t.get("dtype").and_then(|x| x.as_str()).ok_or_else(|| bad("dtype missing".into()))?;
+            let ds = t.get("dtype").and_then(|x| x.as_str()).ok_or_else(|| bad(format!("dtype missing or not a string: {}", t.get("dtype").map_or("absent".into(), |d| d.to_string()))))?;
             let dtype = dtype_of(ds).ok_or_else(|| bad(format!("unsupported dtype {ds}")))?;
             let shape: Vec<usize> = t
                 .get("shape")
                 .and_then(|x| x.as_array())
-                .ok_or_else(|| bad("shape missing".into()))?
+                .ok_or_else(|| bad("shape missing or not a list".into()))?
                 .iter()
                 .map(|d| d.as_u64().map(|d| d as usize).ok_or_else(|| bad("shape entries must be integers".into())))
                 .collect::<Result<_>>()?;
