@@ -1,14 +1,16 @@
 // Row argmax: the index of each row's maximum, the lowest index on ties; NaN never beats a number
 // (a row of all NaN gives 0). -0 and +0 are equal. Matches backend/cpu/reduce.rs bit for bit.
 // Comparisons run on integer keys (see okey), so no float compare can be reordered or assume
-// away NaN. One workgroup per row: a strided scan, then a tree reduction of (key, index) pairs.
-// Bindings: x (read), idx (write, u32).
+// away NaN. Short rows: one workgroup per row (`argmax`), a strided scan, then a tree reduction
+// of (key, index) pairs. Long rows (a vocab): `argmax_partial` splits each row into p.chunks
+// chunks, one workgroup each, writing (key, index) pairs to `part`; `argmax_final` reduces them.
+// Bindings: x (read), part (write, u32 scratch [rows * chunks * 2]), idx (write, u32).
 
 struct Params {
     offs: array<vec4<u32>, 2>,
     rows: u32,
     c: u32,
-    _pad0: u32,
+    chunks: u32,
     _pad1: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -51,6 +53,14 @@ fn argmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
             bi = j;
         }
     }
+    reduce_pairs(lid, bk, bi);
+    if (lid == 0u) {
+        st_idx(row, red_i[0]);
+    }
+}
+
+// Tree reduction of one (key, index) per invocation; the winner ends in red_k[0], red_i[0].
+fn reduce_pairs(lid: u32, bk: u32, bi: u32) {
     red_k[lid] = bk;
     red_i[lid] = bi;
     workgroupBarrier();
@@ -65,6 +75,55 @@ fn argmax(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         }
         workgroupBarrier();
     }
+}
+
+@compute @workgroup_size(WG)
+fn argmax_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+    let g = group_index(wid, nwg);
+    if (g >= p.rows * p.chunks) {
+        return;
+    }
+    let row = g / p.chunks;
+    let len = (p.c + p.chunks - 1u) / p.chunks;
+    let lo = (g % p.chunks) * len;
+    let hi = min(lo + len, p.c);
+    let base = row * p.c;
+    var bk = 0u;
+    var bi = 0xffffffffu;
+    for (var j = lo + lid; j < hi; j += WG) {
+        let k = okey(bitcast<u32>(ld_x(base + j)));
+        if (k > bk) {
+            bk = k;
+            bi = j;
+        }
+    }
+    reduce_pairs(lid, bk, bi);
+    if (lid == 0u) {
+        stbits_part(2u * g, red_k[0]);
+        stbits_part(2u * g + 1u, red_i[0]);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn argmax_final(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let row = group_index(wid, nwg);
+    if (row >= p.rows) {
+        return;
+    }
+    var bk = 0u;
+    var bi = 0xffffffffu;
+    for (var j = lid; j < p.chunks; j += WG) {
+        let g = row * p.chunks + j;
+        let k = ldbits_part(2u * g);
+        let i = ldbits_part(2u * g + 1u);
+        if (first(k, i, bk, bi)) {
+            bk = k;
+            bi = i;
+        }
+    }
+    reduce_pairs(lid, bk, bi);
     if (lid == 0u) {
         st_idx(row, red_i[0]);
     }

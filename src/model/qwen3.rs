@@ -193,7 +193,6 @@ pub struct Workspace {
     h: Tensor,
     q: [Tensor; 2],
     k: [Tensor; 2],
-    v: Tensor,
     att: Tensor,
     o: Tensor,
     gate: Tensor,
@@ -216,7 +215,6 @@ impl Workspace {
             h: a(&[t, d])?,
             q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
             k: [a(&[t, hkv, dh])?, a(&[t, hkv, dh])?],
-            v: a(&[t, hkv, dh])?,
             att: a(&[t, hq, dh])?,
             o: a(&[t, d])?,
             gate: a(&[t, f])?,
@@ -264,28 +262,24 @@ pub fn forward(
     for (li, l) in w.layers.iter().enumerate() {
         // 2. h = rmsnorm(x); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ       [T, Hq*Dh], [T, Hkv*Dh]
         dev.run(&norm, &[x, &l.in_norm], &[&ws.h])?;
-        let q_flat = ws.q[0].reshape(&[t, hq * dh])?;
-        let k_flat = ws.k[0].reshape(&[t, hkv * dh])?;
-        let v_flat = ws.v.reshape(&[t, hkv * dh])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.q], &[&q_flat])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.k], &[&k_flat])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_flat])?;
-        // 3. per-head q/k RMSNorm, then RoPE at positions n_past..  [T, H, Dh]
+        let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
+        let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv * dh])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k[0].reshape(&[t, hkv * dh])?])?;
+        // v goes straight into the cache rows n_past..n_past+T
+        dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
+        // 3. per-head q/k RMSNorm, then RoPE at positions n_past..; k lands in the cache  [T, H, Dh]
         dev.run(&norm, &[&ws.q[0], &l.q_norm], &[&ws.q[1]])?;
         dev.run(&norm, &[&ws.k[0], &l.k_norm], &[&ws.k[1]])?;
         dev.run(&rope, &[&ws.q[1], &ws.pos, &w.rope_cos, &w.rope_sin], &[&ws.q[0]])?;
-        let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
-        let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
-        // 4. k (roped) and v go straight into the cache rows n_past..n_past+T
         dev.run(&rope, &[&ws.k[1], &ws.pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
-        dev.run(&Op::Copy, &[&ws.v], &[&v_slot])?;
-        // 5. causal GQA attention over the cache                 [T, Hq, Dh]
+        // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
         dev.run(&Op::Attention { n_past, scale }, &[&ws.q[0], &cache.k[li], &cache.v[li]], &[&ws.att])?;
-        // 6. x2 = x + att Woᵀ
+        // 5. x2 = x + att Woᵀ
         dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, &l.o], &[&ws.o])?;
         dev.run(&Op::Add, &[x, &ws.o], &[x2])?;
-        // 7. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ, h = rmsnorm(x2)
+        // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ, h = rmsnorm(x2)
         dev.run(&norm, &[x2, &l.post_norm], &[&ws.h])?;
         dev.run(&Op::Linear, &[&ws.h, &l.gate], &[&ws.gate])?;
         dev.run(&Op::Linear, &[&ws.h, &l.up], &[&ws.up])?;
@@ -295,7 +289,7 @@ pub fn forward(
         hidden(li + 1, dev, x)?;
     }
     cache.len += t;
-    // 8. final norm and the LM head (tied: the embedding matrix)
+    // 7. final norm and the LM head (tied: the embedding matrix)
     match which {
         Logits::Last => {
             let last = x.view((t - 1) * d, &[1, d])?;

@@ -65,6 +65,8 @@ pub struct WgpuBackend {
     /// step that reuses its buffers creates no bind groups after the first step.
     bind_groups: Mutex<HashMap<(KernelKey, Vec<u64>), wgpu::BindGroup>>,
     next_id: std::sync::atomic::AtomicU64,
+    /// Internal scratch buffers by name (e.g. argmax partials), grown on demand.
+    scratch: Mutex<HashMap<&'static str, Tensor>>,
     rec: Mutex<Recorder>,
     errors: Arc<Mutex<Vec<String>>>,
     /// Dispatches recorded since creation (for tests and benchmarks).
@@ -151,6 +153,7 @@ impl WgpuBackend {
             pipelines: Mutex::default(),
             bind_groups: Mutex::default(),
             next_id: Default::default(),
+            scratch: Mutex::default(),
             rec: Mutex::new(Recorder { profiler: None, encoder: None, pass: None, params: Vec::new(), slots: 0 }),
             errors,
             dispatches: Default::default(),
@@ -192,6 +195,18 @@ impl WgpuBackend {
         });
         let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Tensor { dtype, shape: shape.to_vec(), offset: 0, storage: Arc::new(WgpuStorage { buffer, id }), device: Arc::from(self.name.as_str()) })
+    }
+
+    /// A scratch tensor of at least `n` elements, reused across calls (ops run in order, so one
+    /// op's scratch is never live while another's is written).
+    pub(super) fn scratch(&self, name: &'static str, dtype: DType, n: usize) -> Result<Tensor> {
+        let mut s = self.scratch.lock().unwrap();
+        if let Some(t) = s.get(name).filter(|t| t.dtype == dtype && t.numel() >= n) {
+            return t.view(0, &[n]);
+        }
+        let t = self.alloc_tensor(dtype, &[n.max(1024)])?;
+        s.insert(name, t.clone());
+        t.view(0, &[n])
     }
 
     pub(super) fn upload_bytes(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {

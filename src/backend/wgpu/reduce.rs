@@ -50,6 +50,24 @@ pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
     Support::Yes
 }
 
+/// Rows longer than this are split over several workgroups (argmax_partial + argmax_final).
+const SPLIT: usize = 8192;
+
+fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
+    let (rows, c) = (x.shape[0], x.shape[1]);
+    let chunks = if c > SPLIT { c.div_ceil(4096).min(256) } else { 1 };
+    let part = b.scratch("argmax-part", DType::U32, rows * chunks * 2)?;
+    let consts = [("WG", format!("{wg}u"))];
+    let mk = |entry| KernelKey { entry, bindings: vec![read("x", x.dtype), write("part", DType::U32), write("idx", DType::U32)], variant: format!("wg{wg}") };
+    let p = Params { offs: [0; 8], rows: rows as u32, c: c as u32, k: chunks as u32, pad: 0 };
+    let t = [x, &part, idx];
+    if chunks == 1 {
+        return b.dispatch(&mk("argmax"), ARGMAX, &consts, bytemuck::bytes_of(&p), &t, grid(rows as u32));
+    }
+    b.dispatch(&mk("argmax_partial"), ARGMAX, &consts, bytemuck::bytes_of(&p), &t, grid((rows * chunks) as u32))?;
+    b.dispatch(&mk("argmax_final"), ARGMAX, &consts, bytemuck::bytes_of(&p), &t, grid(rows as u32))
+}
+
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let x = i[0];
     let (rows, c) = (x.shape[0], x.shape[1]);
@@ -59,7 +77,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let wg = workgroup(c);
     let (entry, src, bindings, k) = match *op {
         Op::Softmax => ("softmax", SOFTMAX, vec![read("x", x.dtype), write("y", o[0].dtype)], 0),
-        Op::Argmax => ("argmax", ARGMAX, vec![read("x", x.dtype), write("idx", DType::U32)], 0),
+        Op::Argmax => return argmax(b, x, o[0], wg),
         Op::TopK { k } => (
             "topk",
             TOPK,
