@@ -192,7 +192,7 @@ pub struct Workspace {
     x: [Tensor; 2],
     h: Tensor,
     q: [Tensor; 2],
-    k: [Tensor; 2],
+    k: Tensor,
     att: Tensor,
     o: Tensor,
     gate: Tensor,
@@ -214,7 +214,7 @@ impl Workspace {
             x: [a(&[t, d])?, a(&[t, d])?],
             h: a(&[t, d])?,
             q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
-            k: [a(&[t, hkv, dh])?, a(&[t, hkv, dh])?],
+            k: a(&[t, hkv, dh])?,
             att: a(&[t, hq, dh])?,
             o: a(&[t, d])?,
             gate: a(&[t, f])?,
@@ -253,7 +253,7 @@ pub fn forward(
         return Err(Error::Other(format!("context full: {} + {t} tokens exceed the context of {}", n_past, cache.capacity)));
     }
     let norm = Op::RmsNorm { eps: c.rms_norm_eps, unit_offset: false };
-    let rope = Op::Rope { rotary_dim: dh };
+    let norm_rope = Op::RmsNormRope { eps: c.rms_norm_eps, rotary_dim: dh };
     // 1. x = embed[ids]                                        [T, D]
     dev.run(&Op::Embedding, &[&w.embed, &ws.ids], &[&ws.x[0]])?;
     hidden(0, dev, &ws.x[0])?;
@@ -265,17 +265,15 @@ pub fn forward(
         let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
         let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv * dh])?;
         dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k[0].reshape(&[t, hkv * dh])?])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
         // v goes straight into the cache rows n_past..n_past+T
         dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
         // 3. per-head q/k RMSNorm, then RoPE at positions n_past..; k lands in the cache  [T, H, Dh]
-        dev.run(&norm, &[&ws.q[0], &l.q_norm], &[&ws.q[1]])?;
-        dev.run(&norm, &[&ws.k[0], &l.k_norm], &[&ws.k[1]])?;
-        dev.run(&rope, &[&ws.q[1], &ws.pos, &w.rope_cos, &w.rope_sin], &[&ws.q[0]])?;
-        dev.run(&rope, &[&ws.k[1], &ws.pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+        dev.run(&norm_rope, &[&ws.q[0], &l.q_norm, &ws.pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
+        dev.run(&norm_rope, &[&ws.k, &l.k_norm, &ws.pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
-        dev.run(&Op::Attention { n_past, scale }, &[&ws.q[0], &cache.k[li], &cache.v[li]], &[&ws.att])?;
+        dev.run(&Op::Attention { n_past, scale }, &[&ws.q[1], &cache.k[li], &cache.v[li]], &[&ws.att])?;
         // 5. x2 = x + att Woᵀ
         dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, &l.o], &[&ws.o])?;
         dev.run(&Op::Add, &[x, &ws.o], &[x2])?;

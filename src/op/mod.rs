@@ -18,6 +18,9 @@ pub enum Op {
     RmsNorm { eps: f32, unit_offset: bool },
     /// x [M, K], w [N, K] -> y [M, N] = x Wᵀ. M = 1 is decode (matvec), M > 1 prefill (GEMM).
     Linear,
+    /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w [Dh], pos, cos, sin -> y [T, H, Dh]
+    /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
+    RmsNormRope { eps: f32, rotary_dim: usize },
     /// x [T, H, Dh], pos [T] (u32), cos [P, R/2] (f32), sin [P, R/2] (f32) -> y [T, H, Dh].
     /// NeoX rotate-half on the first R = `rotary_dim` dims (pairs i, i + R/2); the rest pass through.
     /// Tables come from `rope_tables` (f64 on the host), so theta lives in the tables.
@@ -44,8 +47,8 @@ pub enum Op {
 }
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 12] = [
-    "embedding", "rms_norm", "linear", "rope", "attention", "swiglu", "add", "softmax", "argmax",
+pub const OP_NAMES: [&str; 13] = [
+    "embedding", "rms_norm", "rms_norm_rope", "linear", "rope", "attention", "swiglu", "add", "softmax", "argmax",
     "topk", "copy", "cast",
 ];
 
@@ -54,6 +57,7 @@ impl Op {
         match self {
             Op::Embedding => "embedding",
             Op::RmsNorm { .. } => "rms_norm",
+            Op::RmsNormRope { .. } => "rms_norm_rope",
             Op::Linear => "linear",
             Op::Rope { .. } => "rope",
             Op::Attention { .. } => "attention",
@@ -117,6 +121,7 @@ impl OpDesc {
         let (ni, no) = match &self.op {
             Op::Embedding | Op::Linear | Op::SwiGlu | Op::Add | Op::RmsNorm { .. } => (2, 1),
             Op::Rope { .. } => (4, 1),
+            Op::RmsNormRope { .. } => (5, 1),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
@@ -169,6 +174,12 @@ impl OpDesc {
                     return bad(format!("cos and sin must be [P, {}]", rotary_dim / 2));
                 }
                 same_shape(&i[0], &o[0], "x vs y")?;
+            }
+            Op::RmsNormRope { eps, rotary_dim } => {
+                let norm = OpDesc::new(Op::RmsNorm { eps: *eps, unit_offset: false }, vec![i[0].clone(), i[1].clone()], o.clone());
+                norm.check()?;
+                let rope = OpDesc::new(Op::Rope { rotary_dim: *rotary_dim }, vec![i[0].clone(), i[2].clone(), i[3].clone(), i[4].clone()], o.clone());
+                rope.check()?;
             }
             Op::Attention { n_past, .. } => {
                 for (t, w) in [(&i[0], "q"), (&i[1], "k"), (&i[2], "v"), (&o[0], "o")] { float(t, w)?; }

@@ -130,6 +130,13 @@ impl Backend for CpuBackend {
                 let y = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, d, *eps, *unit_offset);
                 self.put(o[0], &y)
             }
+            Op::RmsNormRope { eps, rotary_dim } => {
+                // the composition of the two reference ops, in f32 between them
+                let s = &i[0].shape;
+                let normed = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, s[2], *eps, false);
+                let y = rope(&normed, &self.u32s(i[2])?, &self.f32s(i[3])?, &self.f32s(i[4])?, s[0], s[1], s[2], *rotary_dim)?;
+                self.put(o[0], &y)
+            }
             Op::Linear => {
                 let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
                 let y = linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n);

@@ -12,6 +12,7 @@ mod embed;
 pub mod kernel;
 mod linear;
 mod norm;
+mod norm_rope;
 mod profile;
 mod reduce;
 mod rope;
@@ -55,6 +56,7 @@ impl Backend for WgpuBackend {
         match &desc.op {
             Op::Embedding => embed::supports(self, desc),
             Op::RmsNorm { .. } => norm::supports(self, desc),
+            Op::RmsNormRope { .. } => norm_rope::supports(self, desc),
             Op::Linear => linear::supports(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
             Op::Attention { .. } => attention::supports(self, desc),
@@ -86,6 +88,7 @@ impl Backend for WgpuBackend {
         match op {
             Op::Embedding => embed::record(self, op, inputs, outputs),
             Op::RmsNorm { .. } => norm::record(self, op, inputs, outputs),
+            Op::RmsNormRope { .. } => norm_rope::record(self, op, inputs, outputs),
             Op::Linear => linear::record(self, op, inputs, outputs),
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),

@@ -14,6 +14,7 @@ pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     v.extend(embed::cases());
     v.extend(norm::cases());
+    v.extend(norm::norm_rope_cases());
     v.extend(linear::cases());
     v.extend(rope::cases());
     v.extend(attention::cases());

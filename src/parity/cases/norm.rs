@@ -40,3 +40,40 @@ pub fn cases() -> Vec<Case> {
     }
     v
 }
+
+/// The fused q/k norm + RoPE, against the CPU's composition of rms_norm and rope.
+pub fn norm_rope_cases() -> Vec<Case> {
+    use crate::op::rope_tables;
+    let mut v = Vec::new();
+    // (T, H, Dh, rotary_dim, theta, positions)
+    let shapes: [(usize, usize, usize, usize, f64, Vec<u32>); 5] = [
+        (5, 4, 64, 64, 1e6, vec![0, 1, 2, 3, 4]),
+        (1, 16, 128, 128, 1e6, vec![300]),
+        (7, 8, 128, 128, 1e6, (40..47).collect()),
+        (3, 2, 256, 64, 1e7, vec![5, 9, 511]),
+        (2, 3, 6, 4, 500.0, vec![1, 2]),
+    ];
+    for dt in FLOATS {
+        for (t, h, dh, rot, theta, pos) in shapes.iter().cloned() {
+            let (cos, sin) = rope_tables(theta, rot, 512);
+            let tag = format!("{dt},rot{rot}");
+            let s = seed(&format!("nr{tag}{t}{h}{dh}"));
+            let mut r = crate::parity::case::Rng::new(s ^ 3);
+            let w: Vec<f32> = (0..dh).map(|_| (1.0 + 0.1 * r.normal()) as f32).collect();
+            v.push(Case::new(
+                "rms_norm_rope",
+                &tag,
+                Op::RmsNormRope { eps: 1e-6, rotary_dim: rot },
+                vec![
+                    input(dt, &[t, h, dh], Init::Normal { seed: s, std: 2.0 }),
+                    input(dt, &[dh], Init::Values(w)),
+                    input(DType::U32, &[t], Init::U32s(pos)),
+                    input(DType::F32, &[512, rot / 2], Init::Values(cos)),
+                    input(DType::F32, &[512, rot / 2], Init::Values(sin)),
+                ],
+                vec![TensorDesc::new(dt, &[t, h, dh])],
+            ));
+        }
+    }
+    v
+}

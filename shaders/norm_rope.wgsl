@@ -1,0 +1,61 @@
+// Fused per-head RMSNorm + NeoX RoPE (the q/k preamble of Qwen3 attention):
+//   n = x / sqrt(mean(x^2) + eps) * w;  y[i] = n[i] c - n[i+R/2] s,  y[i+R/2] = n[i+R/2] c + n[i] s
+// for i < R/2 with (c, s) = tables[pos[t], i]; dims past R pass through normed.
+// One workgroup per (token, head) row of Dh. Bindings: x, w, pos, cos, sin (read), y (write).
+
+struct Params {
+    offs: array<vec4<u32>, 2>,
+    rows: u32,
+    heads: u32,
+    d: u32,
+    rot: u32,
+    eps: f32,
+    max_pos: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+
+var<workgroup> red: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let row = group_index(wid, nwg);
+    if (row >= p.rows) {
+        return;
+    }
+    let base = row * p.d;
+    var ss = 0.0;
+    for (var j = lid; j < p.d; j += WG) {
+        let v = ld_x(base + j);
+        ss += v * v;
+    }
+    red[lid] = ss;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            red[lid] += red[lid + s];
+        }
+        workgroupBarrier();
+    }
+    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
+    let half = p.rot / 2u;
+    let pos = ld_pos(row / p.heads);
+    let ok = pos < p.max_pos;
+    for (var i = lid; i < half; i += WG) {
+        let a = ld_x(base + i) * inv * ld_w(i);
+        let b = ld_x(base + i + half) * inv * ld_w(i + half);
+        var c = bitcast<f32>(0x7fc00000u);
+        var s = c;
+        if (ok) {
+            c = ld_cos(pos * half + i);
+            s = ld_sin(pos * half + i);
+        }
+        st_y(base + i, a * c - b * s);
+        st_y(base + i + half, b * c + a * s);
+    }
+    for (var j = p.rot + lid; j < p.d; j += WG) {
+        st_y(base + j, ld_x(base + j) * inv * ld_w(j));
+    }
+}
