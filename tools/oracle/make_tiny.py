@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Build a tiny random-weight model in a transformers architecture, for the oracle goldens.
 
-    python tools/oracle/make_tiny.py --arch qwen3 --seed 0 --out goldens/qwen3-tiny/model
+    python tools/oracle/make_tiny.py --arch qwen3   --seed 0 --out goldens/qwen3-tiny/model
+    python tools/oracle/make_tiny.py --arch qwen3_5 --seed 0 --out goldens/qwen3_5-tiny/model
 
 Writes OUT/{config.json, generation_config.json, model.safetensors, tokenizer.json,
 tokenizer_config.json}. The tokenizer is the one from make_tokenizer.py (trained, deterministic).
@@ -9,15 +10,25 @@ tokenizer_config.json}. The tokenizer is the one from make_tokenizer.py (trained
 Weights: every tensor is drawn from its own torch.Generator seeded with
     (seed * 1_000_003 + zlib.crc32(name)) & 0xFFFFFFFF
 so a tensor's values depend only on (seed, name, shape), never on init order:
-    embeddings      N(0, EMBED_STD)
+    embeddings      N(0, embed std): 0.2 for qwen3, 0.25 for qwen3_5 (EMBED_STD*, see there)
     linear weights  N(0, 1) / sqrt(fan_in)
-    norm weights    1 + 0.1 * N(0, 1)
-    biases          0.1 * N(0, 1)          (none in qwen3)
+    norm weights    1 + 0.1 * N(0, 1)      (norms that multiply by the weight itself)
+    biases          0.1 * N(0, 1)          (none in qwen3 / qwen3_5)
+qwen3_5 (Gated DeltaNet hybrid) adds, by parameter kind:
+    zero-centred norm weights  0.1 * N(0, 1)   every Qwen3_5RMSNorm (input_layernorm,
+                               post_attention_layernorm, model.norm, self_attn.q_norm/k_norm):
+                               they compute x_hat * (1 + w), so 1 + w ~ 1 + 0.1 * N(0, 1)
+    linear_attn.norm.weight    1 + 0.1 * N(0, 1)   (Qwen3_5RMSNormGated multiplies by w itself)
+    linear_attn.conv1d.weight  N(0, 1) / sqrt(kernel)           shape [conv_dim, 1, kernel]
+    linear_attn.A_log          log(1 + 15 * U[0, 1))            A = exp(A_log) in [1, 16)
+    linear_attn.dt_bias        log(expm1(dt)), dt = exp(U[log DT_MIN, log DT_MAX))  (so
+                               softplus(dt_bias) = dt, log-uniform: the Mamba/FLA dt init)
 All values are rounded to bf16 and stored as bf16, so computing in f32 from the file is exact.
 lm_head.weight is omitted (tie_word_embeddings = true).
 
 To add an architecture: write a config builder `def _cfg_<arch>(vocab_size, eos_id) -> PreTrainedConfig`,
-add it to ARCHS, and make sure `init_tensor` knows every parameter kind it has.
+add it to ARCHS, and make sure `init_tensor` knows every parameter kind it has (arch-specific
+kinds go through `_init_<arch>`, which returns None for the kinds the shared rules handle).
 """
 
 import argparse
@@ -30,6 +41,7 @@ import zlib
 import torch
 from safetensors.torch import save_file
 
+sys.dont_write_bytecode = True  # no tools/oracle/__pycache__ in the work tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_tokenizer  # noqa: E402
 
@@ -40,8 +52,19 @@ torch.use_deterministic_algorithms(True)
 # over the greedy steps, 158/256 steps inside the 0.5-nat near-tie band, teacher-forced median
 # gap 0.25. With 0.2: greedy median 1.36 nats (55/256 near ties), teacher-forced median 0.55.
 EMBED_STD = 0.2
+# qwen3_5-tiny: with 0.2 the greedy median top1-top2 gap is 0.48 nats (129/256 steps under 0.5,
+# teacher-forced median 0.48); 0.25 gives 0.78 (91/256, teacher-forced 0.62) and 0.3 gives 0.97
+# (71/256) but greedy runs that repeat the previous token on 98/240 steps (58 with 0.25, 30 with 0.2).
+EMBED_STD_QWEN3_5 = 0.25
 NORM_STD = 0.1
 BIAS_STD = 0.1
+# qwen3_5 linear attention: per-head dt = softplus(dt_bias) log-uniform in [DT_MIN, DT_MAX), A in [1, 16).
+# With a = in_proj_a(x) ~ N(0, 1) on top, the per-token decay exp(g) = exp(-A * softplus(a + dt_bias))
+# over qwen3_5-tiny's 150-token teacher-forced sequence has 5/50/95% quantiles 0.18 / 0.84 / 0.98:
+# some heads forget within a few tokens, some carry state across the 64-token chunk boundary (the
+# case the chunked delta rule can get wrong). beta = sigmoid(in_proj_b(x)): 0.16 / 0.51 / 0.83.
+A_MIN, A_MAX = 1.0, 16.0
+DT_MIN, DT_MAX = 0.01, 0.1
 
 
 def _cfg_qwen3(vocab_size: int, eos_id: int):
@@ -72,9 +95,69 @@ def _cfg_qwen3(vocab_size: int, eos_id: int):
     )
 
 
-# arch -> (config builder, model class name in transformers)
+def _cfg_qwen3_5(vocab_size: int, eos_id: int):
+    """Tiny Qwen3.5 text model (transformers `qwen3_5_text`, Qwen3_5ForCausalLM), real-shaped:
+    3 of 4 layers Gated DeltaNet (linear attention), the 4th full attention with an output gate,
+    partial RoPE (25% of head_dim = 16 dims), GQA in both kinds of layer (4 q / 2 kv heads;
+    2 key / 4 value heads in the linear layers), rope_theta as the published Qwen3.5 configs."""
+    from transformers import Qwen3_5TextConfig
+
+    return Qwen3_5TextConfig(
+        architectures=["Qwen3_5ForCausalLM"],
+        vocab_size=vocab_size,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=4,
+        layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=64,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        linear_key_head_dim=32,
+        linear_value_head_dim=32,
+        linear_conv_kernel_dim=4,
+        hidden_act="silu",
+        max_position_embeddings=512,
+        rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25},
+        attention_bias=False,
+        attention_dropout=0.0,
+        tie_word_embeddings=True,
+        use_cache=True,
+        bos_token_id=None,
+        eos_token_id=eos_id,
+        pad_token_id=None,
+        dtype="bfloat16",
+    )
+
+
+def _init_qwen3_5(name: str, shape: tuple, g: torch.Generator):
+    """qwen3_5-specific parameter kinds (see the module doc); None: use the shared rules."""
+    if name.endswith("linear_attn.A_log"):
+        u = torch.rand(shape, generator=g, dtype=torch.float32)
+        return torch.log(A_MIN + (A_MAX - A_MIN) * u)
+    if name.endswith("linear_attn.dt_bias"):
+        u = torch.rand(shape, generator=g, dtype=torch.float32)
+        dt = torch.exp(math.log(DT_MIN) + (math.log(DT_MAX) - math.log(DT_MIN)) * u)
+        return torch.log(torch.expm1(dt))  # inverse softplus
+    if name.endswith("linear_attn.conv1d.weight"):
+        if len(shape) != 3 or shape[1] != 1:
+            raise ValueError(f"{name}: depthwise conv weight with shape {shape}")
+        return torch.randn(shape, generator=g, dtype=torch.float32) * (1.0 / math.sqrt(shape[2]))
+    if name.endswith("linear_attn.norm.weight"):  # Qwen3_5RMSNormGated: rmsnorm(x) * w * silu(z)
+        return 1.0 + NORM_STD * torch.randn(shape, generator=g, dtype=torch.float32)
+    if name.endswith("norm.weight") or "layernorm" in name:  # Qwen3_5RMSNorm: x_hat * (1 + w)
+        if len(shape) != 1:
+            raise ValueError(f"{name}: norm weight with shape {shape}")
+        return NORM_STD * torch.randn(shape, generator=g, dtype=torch.float32)
+    return None
+
+
+# arch -> (config builder, model class name in transformers, arch-specific init or None, embedding std)
 ARCHS = {
-    "qwen3": (_cfg_qwen3, "Qwen3ForCausalLM"),
+    "qwen3": (_cfg_qwen3, "Qwen3ForCausalLM", None, EMBED_STD),
+    "qwen3_5": (_cfg_qwen3_5, "Qwen3_5ForCausalLM", _init_qwen3_5, EMBED_STD_QWEN3_5),
 }
 
 
@@ -82,12 +165,16 @@ def tensor_seed(seed: int, name: str) -> int:
     return (seed * 1_000_003 + zlib.crc32(name.encode("utf-8"))) & 0xFFFFFFFF
 
 
-def init_tensor(name: str, shape: tuple, seed: int) -> torch.Tensor:
+def init_tensor(name: str, shape: tuple, seed: int, arch_init=None, embed_std: float = EMBED_STD) -> torch.Tensor:
     g = torch.Generator(device="cpu")
     g.manual_seed(tensor_seed(seed, name))
+    if arch_init is not None:
+        w = arch_init(name, shape, g)
+        if w is not None:
+            return w.to(torch.bfloat16).contiguous()
     x = torch.randn(shape, generator=g, dtype=torch.float32)
     if name.endswith("embed_tokens.weight") or name.endswith("wte.weight"):
-        w = x * EMBED_STD
+        w = x * embed_std
     elif name.endswith("norm.weight") or "layernorm" in name or "_norm" in name:
         if len(shape) != 1:
             raise ValueError(f"{name}: norm weight with shape {shape}")
@@ -131,11 +218,11 @@ def build(arch: str, seed: int, out: str) -> None:
     vocab_size = tok.get_vocab_size(with_added_tokens=True)
     eos_id = tok.token_to_id(make_tokenizer.EOS_TOKEN)
 
-    builder, cls_name = ARCHS[arch]
+    builder, cls_name, arch_init, embed_std = ARCHS[arch]
     config = builder(vocab_size, eos_id)
 
     shapes = param_shapes(config, cls_name)
-    tensors = {name: init_tensor(name, shape, seed) for name, shape in sorted(shapes.items())}
+    tensors = {name: init_tensor(name, shape, seed, arch_init, embed_std) for name, shape in sorted(shapes.items())}
     save_file(tensors, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
 
     # config.json: exactly what config.save_pretrained() writes (the diff against the library
