@@ -72,8 +72,11 @@ impl Engine {
 
     fn workspace(&mut self, t: usize) -> Result<&Workspace> {
         if !self.workspaces.contains_key(&t) {
-            // keep the decode workspace; drop other prefill sizes
+            // keep the decode workspace; drop other prefill sizes (their memory adds up)
             self.workspaces.retain(|&k, _| k == 1);
+            if let Some(w) = self.dev.as_wgpu() {
+                w.forget_bind_groups();
+            }
             let ws = Workspace::new(&self.cfg, self.dev.as_ref(), t)?;
             self.workspaces.insert(t, ws);
         }
@@ -97,13 +100,11 @@ impl Engine {
             return Err(Error::Other(format!("token id {bad} is outside the vocabulary of {}", self.cfg.vocab_size)));
         }
         let t = ids.len();
-        let n_past = cache.len as u32;
         self.workspace(t)?;
         let ws = &self.workspaces[&t];
         let dev = self.dev.as_ref();
         dev.upload(&ws.ids, &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
-        dev.upload(&ws.pos, &(0..t as u32).flat_map(|i| (n_past + i).to_le_bytes()).collect::<Vec<_>>())?;
-        qwen3::forward(&self.cfg, &self.weights, dev, ws, cache, which, hidden)
+        qwen3::forward(&self.cfg, &self.weights, dev, ws, &ws.ids, cache, which, hidden)
     }
 
     /// The logits rows of the last forward over `t` tokens ([rows, V] f32 from the device).
@@ -129,6 +130,58 @@ impl Engine {
         Ok(Step { token, logprob: Some(lp[token as usize]), top: logprobs.map(|k| top_logprobs(&lp, k)).unwrap_or_default() })
     }
 
+    /// Greedy decode on wgpu with the token never leaving the device between steps: step i+1's
+    /// embedding reads step i's argmax output, step i+1 is recorded and submitted before step i's
+    /// token is read back (asynchronously), so CPU recording overlaps GPU execution. Each step is
+    /// one submit. A stop (EOS, callback) is seen one step late; that extra step is discarded.
+    fn generate_pipelined(
+        &mut self,
+        mut cache: KvCache,
+        prompt: &[u32],
+        n: usize,
+        stop_at_eos: bool,
+        on_token: &mut dyn FnMut(&Step) -> bool,
+    ) -> Result<Vec<Step>> {
+        // the decode workspace first: making it may drop other prefill sizes, never the current one
+        self.workspace(1)?;
+        self.forward(&mut cache, prompt, Logits::Last, &mut |_, _, _| Ok(()))?;
+        let t0 = prompt.len();
+        let argmax = |e: &Engine, t: usize| -> Result<crate::Tensor> {
+            let ws = &e.workspaces[&t];
+            let row = ws.logits.view(0, &[1, e.cfg.vocab_size])?;
+            e.dev.run(&Op::Argmax, &[&row], &[&ws.next])?;
+            Ok(ws.next.clone())
+        };
+        let mut prev = argmax(self, t0)?;
+        let w = self.dev.as_wgpu().expect("pipelined decode needs wgpu");
+        let mut pending = std::collections::VecDeque::new();
+        pending.push_back(w.submit_readback(&prev)?);
+        let mut recorded = 1;
+        let mut steps = Vec::new();
+        while let Some(rb) = pending.pop_front() {
+            if recorded < n {
+                let ws = &self.workspaces[&1];
+                qwen3::forward(&self.cfg, &self.weights, self.dev.as_ref(), ws, &prev, &mut cache, Logits::Last, &mut |_, _, _| Ok(()))?;
+                prev = argmax(self, 1)?;
+                pending.push_back(w.submit_readback(&prev)?);
+                recorded += 1;
+            }
+            let b = rb.wait(w)?;
+            let s = Step { token: u32::from_le_bytes(b[..4].try_into().unwrap()), logprob: None, top: vec![] };
+            let tok = s.token;
+            let go_on = on_token(&s);
+            steps.push(s);
+            if !go_on || (stop_at_eos && self.eos.contains(&tok)) || steps.len() == n {
+                break;
+            }
+        }
+        // drain what is still in flight so its buffers are not mapped past this call
+        for rb in pending {
+            rb.wait(w)?;
+        }
+        Ok(steps)
+    }
+
     /// Prefill + decode of up to `n` tokens, calling `on_token` for each; stops at EOS (when
     /// `stop_at_eos`) or when `on_token` returns false.
     pub fn generate(
@@ -147,6 +200,9 @@ impl Engine {
                 prompt.len(),
                 cache.capacity
             )));
+        }
+        if sampler.cfg().is_greedy() && logprobs.is_none() && self.dev.as_wgpu().is_some() {
+            return self.generate_pipelined(cache, prompt, n, stop_at_eos, on_token);
         }
         let mut steps = Vec::new();
         self.forward(&mut cache, prompt, Logits::Last, &mut |_, _, _| Ok(()))?;

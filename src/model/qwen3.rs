@@ -29,6 +29,8 @@ pub struct Weights {
     pub layers: Vec<Layer>,
     pub rope_cos: Tensor,
     pub rope_sin: Tensor,
+    /// 0, 1, 2, .. max_ctx-1 (u32): a forward at n_past reads its positions as a view at n_past.
+    pub positions: Tensor,
     /// Bytes of weights a decode step reads (every matrix once, the embedding row aside).
     pub decode_bytes: usize,
 }
@@ -135,13 +137,15 @@ impl Weights {
         dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
         let rope_sin = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
         dev.upload(&rope_sin, &DType::F32.encode_f32(&sin))?;
+        let positions = dev.alloc(DType::U32, &[max_ctx])?;
+        dev.upload(&positions, &(0..max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
         let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
         for l in &layers {
             for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.q_norm, &l.k_norm, &l.post_norm, &l.gate, &l.up, &l.down] {
                 decode_bytes += t.nbytes();
             }
         }
-        Ok(Weights { embed, lm_head, final_norm, layers, rope_cos, rope_sin, decode_bytes })
+        Ok(Weights { embed, lm_head, final_norm, layers, rope_cos, rope_sin, positions, decode_bytes })
     }
 }
 
@@ -188,7 +192,6 @@ impl KvCache {
 pub struct Workspace {
     pub t: usize,
     pub ids: Tensor,
-    pub pos: Tensor,
     x: [Tensor; 2],
     h: Tensor,
     q: [Tensor; 2],
@@ -210,7 +213,6 @@ impl Workspace {
         Ok(Workspace {
             t,
             ids: dev.alloc(DType::U32, &[t])?,
-            pos: dev.alloc(DType::U32, &[t])?,
             x: [a(&[t, d])?, a(&[t, d])?],
             h: a(&[t, d])?,
             q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
@@ -235,14 +237,15 @@ pub enum Logits {
     All,
 }
 
-/// Records one forward over `ws.t` tokens at positions cache.len.. (ids and positions must already
-/// be uploaded into the workspace). Appends K/V to the cache. Optionally calls `hidden(i, dev, x)`
+/// Records one forward over `ws.t` tokens at positions cache.len.. reading the token ids from `ids`
+/// (the workspace's upload slot, or the previous step's argmax output on the device). Appends K/V to the cache. Optionally calls `hidden(i, dev, x)`
 /// after the embedding (i = 0) and after each decoder layer (i = layer + 1).
 pub fn forward(
     c: &Config,
     w: &Weights,
     dev: &dyn Backend,
     ws: &Workspace,
+    ids: &Tensor,
     cache: &mut KvCache,
     which: Logits,
     hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
@@ -255,7 +258,8 @@ pub fn forward(
     let norm = Op::RmsNorm { eps: c.rms_norm_eps, unit_offset: false };
     let norm_rope = Op::RmsNormRope { eps: c.rms_norm_eps, rotary_dim: dh };
     // 1. x = embed[ids]                                        [T, D]
-    dev.run(&Op::Embedding, &[&w.embed, &ws.ids], &[&ws.x[0]])?;
+    let pos = w.positions.view(n_past, &[t])?;
+    dev.run(&Op::Embedding, &[&w.embed, ids], &[&ws.x[0]])?;
     hidden(0, dev, &ws.x[0])?;
     // The residual stream lives in x[0]; x[1] holds it between the attention and MLP halves.
     let (x, x2) = (&ws.x[0], &ws.x[1]);
@@ -269,8 +273,8 @@ pub fn forward(
         // v goes straight into the cache rows n_past..n_past+T
         dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
         // 3. per-head q/k RMSNorm, then RoPE at positions n_past..; k lands in the cache  [T, H, Dh]
-        dev.run(&norm_rope, &[&ws.q[0], &l.q_norm, &ws.pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
-        dev.run(&norm_rope, &[&ws.k, &l.k_norm, &ws.pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+        dev.run(&norm_rope, &[&ws.q[0], &l.q_norm, &pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
+        dev.run(&norm_rope, &[&ws.k, &l.k_norm, &pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
         dev.run(&Op::Attention { n_past, scale }, &[&ws.q[1], &cache.k[li], &cache.v[li]], &[&ws.att])?;

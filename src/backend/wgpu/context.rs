@@ -71,6 +71,8 @@ pub struct WgpuBackend {
     errors: Arc<Mutex<Vec<String>>>,
     /// Dispatches recorded since creation (for tests and benchmarks).
     pub dispatches: std::sync::atomic::AtomicU64,
+    /// Dispatches in the most recent submit.
+    last_submit: std::sync::atomic::AtomicU64,
 }
 
 fn slug(name: &str) -> String {
@@ -157,6 +159,7 @@ impl WgpuBackend {
             rec: Mutex::new(Recorder { profiler: None, encoder: None, pass: None, params: Vec::new(), slots: 0 }),
             errors,
             dispatches: Default::default(),
+            last_submit: Default::default(),
         })
     }
 
@@ -401,14 +404,44 @@ impl WgpuBackend {
         Ok(())
     }
 
+    /// Submits everything recorded so far plus a copy of `t` into a fresh mappable buffer, in one
+    /// submit, and starts mapping it. The GPU runs on while the host does other work (records the
+    /// next step); `Readback::wait` collects the bytes.
+    pub fn submit_readback(&self, t: &Tensor) -> Result<Readback> {
+        let src = &self.storage(t)?.buffer;
+        let size = (t.nbytes().div_ceil(4) * 4) as u64;
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback-async"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let index = self.submit_with(Some((src, t.byte_offset() as u64, &staging, size)))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        Ok(Readback { buf: staging, rx, len: t.nbytes(), index })
+    }
+
     /// Submits everything recorded since the last submit, in one submit.
     pub(super) fn submit(&self) -> Result<()> {
+        self.submit_with(None).map(|_| ())
+    }
+
+    fn submit_with(&self, copy: Option<(&wgpu::Buffer, u64, &wgpu::Buffer, u64)>) -> Result<Option<wgpu::SubmissionIndex>> {
         let mut rec = self.rec.lock().unwrap();
-        if rec.slots == 0 {
-            return self.take_errors("submit");
+        if rec.slots == 0 && copy.is_none() {
+            return self.take_errors("submit").map(|_| None);
         }
         rec.pass = None;
-        let mut enc = rec.encoder.take().expect("encoder with recorded slots");
+        let mut enc = match rec.encoder.take() {
+            Some(e) => e,
+            None => self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") }),
+        };
+        if let Some((src, off, dst, size)) = copy {
+            enc.copy_buffer_to_buffer(src, off, dst, 0, size);
+        }
         let n = rec.params.len().div_ceil(4) * 4;
         rec.params.resize(n, 0);
         self.queue.write_buffer(&self.arena, 0, &rec.params);
@@ -416,7 +449,8 @@ impl WgpuBackend {
         if let (Some(n), Some(p)) = (profiled, rec.profiler.as_ref()) {
             enc.resolve_query_set(&p.queries, 0..(2 * n) as u32, &p.resolve, 0);
         }
-        self.queue.submit([enc.finish()]);
+        let index = self.queue.submit([enc.finish()]);
+        self.last_submit.store(rec.slots, std::sync::atomic::Ordering::Relaxed);
         rec.params.clear();
         rec.slots = 0;
         if let Some(n) = profiled {
@@ -426,7 +460,7 @@ impl WgpuBackend {
             rec.profiler.as_mut().unwrap().absorb(&ticks);
         }
         drop(rec);
-        self.take_errors("submit")
+        self.take_errors("submit").map(|_| Some(index))
     }
 
     /// Turns per-dispatch GPU timestamps on or off (needs TIMESTAMP_QUERY). Returns false when the
@@ -451,10 +485,53 @@ impl WgpuBackend {
         rec.profiler.as_ref().map(|p| p.totals.iter().map(|(k, v)| (k.to_string(), v.0, v.1)).collect()).unwrap_or_default()
     }
 
+    /// Drops cached bind groups (they keep their buffers alive): call after freeing big tensors.
+    pub fn forget_bind_groups(&self) {
+        self.bind_groups.lock().unwrap().clear();
+    }
+
+    /// How many dispatches the most recent submit carried.
+    pub fn last_submit_dispatches(&self) -> u64 {
+        self.last_submit.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Waits until the device is idle.
     pub fn wait(&self) -> Result<()> {
         self.submit()?;
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.device_error("poll", e.to_string()))?;
         self.take_errors("wait")
+    }
+}
+
+/// A read-back in flight (see `WgpuBackend::submit_readback`).
+pub struct Readback {
+    buf: wgpu::Buffer,
+    rx: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    len: usize,
+    index: Option<wgpu::SubmissionIndex>,
+}
+
+impl Readback {
+    /// Waits for the GPU to reach the copy and returns the bytes.
+    pub fn wait(self, dev: &WgpuBackend) -> Result<Vec<u8>> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(r) => {
+                    r.map_err(|e| dev.device_error("map_async", e.to_string()))?;
+                    break;
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    // wait for this submission only, not for steps queued after it
+                    let wait = wgpu::PollType::Wait { submission_index: self.index.clone(), timeout: None };
+                    dev.device.poll(wait).map_err(|e| dev.device_error("poll", e.to_string()))?;
+                }
+                Err(e) => return Err(dev.device_error("map_async", e.to_string())),
+            }
+        }
+        let mut v = self.buf.get_mapped_range(..).map_err(|e| dev.device_error("get_mapped_range", format!("{e:?}")))?.to_vec();
+        self.buf.unmap();
+        v.truncate(self.len);
+        dev.take_errors("readback")?;
+        Ok(v)
     }
 }

@@ -17,7 +17,7 @@ mod profile;
 mod reduce;
 mod rope;
 
-pub use context::{Caps, WgpuBackend, WgpuStorage};
+pub use context::{Caps, Readback, WgpuBackend, WgpuStorage};
 
 use super::{unsupported, Backend, Support};
 use crate::dtype::DType;
