@@ -527,3 +527,35 @@ fn corrupt_tokenizer_files_are_named() {
     std::fs::write(m.path("generation_config.json"), "{\"eos_token_id\": ").unwrap();
     assert_names(&m.load_err(), &["generation_config.json"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// a sharded checkpoint (model.safetensors.index.json) loads and generates the same tokens
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn sharded_index_loads_like_the_single_file() {
+    let m = Model::new("sharded");
+    let whole = SafeFile::read(&m.path("model.safetensors"));
+    let names: Vec<String> = whole.header.keys().filter(|k| *k != "__metadata__").cloned().collect();
+    let mut map = Map::new();
+    for (shard, file) in ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"].iter().enumerate() {
+        let mut header = Map::new();
+        let mut data = Vec::new();
+        for n in names.iter().filter(|n| (n.contains("layers.0.") || n.contains("embed")) == (shard == 0)) {
+            let (b, e) = whole.offsets(n);
+            let mut t = whole.header[n].as_object().unwrap().clone();
+            t.insert("data_offsets".into(), serde_json::json!([data.len(), data.len() + (e - b) as usize]));
+            data.extend_from_slice(&whole.data[b as usize..e as usize]);
+            header.insert(n.clone(), Value::Object(t));
+            map.insert(n.clone(), Value::String(file.to_string()));
+        }
+        SafeFile { hlen: 0, header, data }.write(&m.path(file));
+    }
+    std::fs::remove_file(m.path("model.safetensors")).unwrap();
+    std::fs::write(m.path("model.safetensors.index.json"), serde_json::to_vec(&serde_json::json!({"metadata": {}, "weight_map": map})).unwrap()).unwrap();
+    let mut e = m.load(64).expect("sharded checkpoint loads");
+    let got: Vec<u32> = e.generate(&[1, 2, 3], 6, &mut greedy(), None, false, &mut |_| true).unwrap().iter().map(|s| s.token).collect();
+    let single = Model::new("single");
+    let want: Vec<u32> = single.load(64).unwrap().generate(&[1, 2, 3], 6, &mut greedy(), None, false, &mut |_| true).unwrap().iter().map(|s| s.token).collect();
+    assert_eq!(got, want);
+}
