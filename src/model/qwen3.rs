@@ -201,7 +201,6 @@ pub struct Workspace {
     gate: Tensor,
     up: Tensor,
     act: Tensor,
-    pub last: Tensor,
     pub logits: Tensor,
     pub next: Tensor,
 }
@@ -222,7 +221,6 @@ impl Workspace {
             gate: a(&[t, f])?,
             up: a(&[t, f])?,
             act: a(&[t, f])?,
-            last: a(&[1, d])?,
             logits: a(&[t, c.vocab_size])?,
             next: dev.alloc(DType::U32, &[1])?,
         })
@@ -256,16 +254,18 @@ pub fn forward(
         return Err(Error::Other(format!("context full: {} + {t} tokens exceed the context of {}", n_past, cache.capacity)));
     }
     let norm = Op::RmsNorm { eps: c.rms_norm_eps, unit_offset: false };
+    let add_norm = Op::AddRmsNorm { eps: c.rms_norm_eps, unit_offset: false };
     let norm_rope = Op::RmsNormRope { eps: c.rms_norm_eps, rotary_dim: dh };
     // 1. x = embed[ids]                                        [T, D]
     let pos = w.positions.view(n_past, &[t])?;
     dev.run(&Op::Embedding, &[&w.embed, ids], &[&ws.x[0]])?;
     hidden(0, dev, &ws.x[0])?;
     // The residual stream lives in x[0]; x[1] holds it between the attention and MLP halves.
+    // Each residual add is fused with the norm that follows it (add_rms_norm writes both).
     let (x, x2) = (&ws.x[0], &ws.x[1]);
+    dev.run(&norm, &[x, &w.layers[0].in_norm], &[&ws.h])?;
     for (li, l) in w.layers.iter().enumerate() {
-        // 2. h = rmsnorm(x); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ       [T, Hq*Dh], [T, Hkv*Dh]
-        dev.run(&norm, &[x, &l.in_norm], &[&ws.h])?;
+        // 2. h = rmsnorm(x) (done by the previous step); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ  [T, Hq*Dh], [T, Hkv*Dh]
         let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
         let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv * dh])?;
         dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
@@ -278,31 +278,28 @@ pub fn forward(
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
         dev.run(&Op::Attention { n_past, scale }, &[&ws.q[1], &cache.k[li], &cache.v[li]], &[&ws.att])?;
-        // 5. x2 = x + att Woᵀ
+        // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)
         dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, &l.o], &[&ws.o])?;
-        dev.run(&Op::Add, &[x, &ws.o], &[x2])?;
-        // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ, h = rmsnorm(x2)
-        dev.run(&norm, &[x2, &l.post_norm], &[&ws.h])?;
+        dev.run(&add_norm, &[x, &ws.o, &l.post_norm], &[x2, &ws.h])?;
+        // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ; h = rmsnorm(x) with the next layer's norm
+        //    (the final norm after the last layer)
         dev.run(&Op::Linear, &[&ws.h, &l.gate], &[&ws.gate])?;
         dev.run(&Op::Linear, &[&ws.h, &l.up], &[&ws.up])?;
         dev.run(&Op::SwiGlu, &[&ws.gate, &ws.up], &[&ws.act])?;
         dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.o])?;
-        dev.run(&Op::Add, &[x2, &ws.o], &[x])?;
+        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
+        dev.run(&add_norm, &[x2, &ws.o, next_norm], &[x, &ws.h])?;
         hidden(li + 1, dev, x)?;
     }
     cache.len += t;
-    // 7. final norm and the LM head (tied: the embedding matrix)
+    // 7. the LM head (tied: the embedding matrix) on h = final_norm(x)
     match which {
         Logits::Last => {
-            let last = x.view((t - 1) * d, &[1, d])?;
-            dev.run(&norm, &[&last, &w.final_norm], &[&ws.last])?;
+            let last = ws.h.view((t - 1) * d, &[1, d])?;
             let out = ws.logits.view(0, &[1, c.vocab_size])?;
-            dev.run(&Op::Linear, &[&ws.last, &w.lm_head], &[&out])?;
+            dev.run(&Op::Linear, &[&last, &w.lm_head], &[&out])?;
         }
-        Logits::All => {
-            dev.run(&norm, &[x, &w.final_norm], &[&ws.h])?;
-            dev.run(&Op::Linear, &[&ws.h, &w.lm_head], &[&ws.logits])?;
-        }
+        Logits::All => dev.run(&Op::Linear, &[&ws.h, &w.lm_head], &[&ws.logits])?,
     }
     Ok(())
 }

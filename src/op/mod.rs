@@ -18,6 +18,9 @@ pub enum Op {
     RmsNorm { eps: f32, unit_offset: bool },
     /// x [M, K], w [N, K] -> y [M, N] = x Wᵀ. M = 1 is decode (matvec), M > 1 prefill (GEMM).
     Linear,
+    /// Fused residual add + RMSNorm: a [.., D], b [.., D], w [D] -> sum [.., D] = a + b (rounded to
+    /// sum's dtype), y [.., D] = rms_norm(sum, w). Tested against the composition add -> rms_norm.
+    AddRmsNorm { eps: f32, unit_offset: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w [Dh], pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
@@ -47,8 +50,8 @@ pub enum Op {
 }
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 13] = [
-    "embedding", "rms_norm", "rms_norm_rope", "linear", "rope", "attention", "swiglu", "add", "softmax", "argmax",
+pub const OP_NAMES: [&str; 14] = [
+    "embedding", "rms_norm", "add_rms_norm", "rms_norm_rope", "linear", "rope", "attention", "swiglu", "add", "softmax", "argmax",
     "topk", "copy", "cast",
 ];
 
@@ -58,6 +61,7 @@ impl Op {
             Op::Embedding => "embedding",
             Op::RmsNorm { .. } => "rms_norm",
             Op::RmsNormRope { .. } => "rms_norm_rope",
+            Op::AddRmsNorm { .. } => "add_rms_norm",
             Op::Linear => "linear",
             Op::Rope { .. } => "rope",
             Op::Attention { .. } => "attention",
@@ -122,6 +126,7 @@ impl OpDesc {
             Op::Embedding | Op::Linear | Op::SwiGlu | Op::Add | Op::RmsNorm { .. } => (2, 1),
             Op::Rope { .. } => (4, 1),
             Op::RmsNormRope { .. } => (5, 1),
+            Op::AddRmsNorm { .. } => (3, 2),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
@@ -174,6 +179,12 @@ impl OpDesc {
                     return bad(format!("cos and sin must be [P, {}]", rotary_dim / 2));
                 }
                 same_shape(&i[0], &o[0], "x vs y")?;
+            }
+            Op::AddRmsNorm { eps, unit_offset } => {
+                let add = OpDesc::new(Op::Add, vec![i[0].clone(), i[1].clone()], vec![o[0].clone()]);
+                add.check()?;
+                let norm = OpDesc::new(Op::RmsNorm { eps: *eps, unit_offset: *unit_offset }, vec![o[0].clone(), i[2].clone()], vec![o[1].clone()]);
+                norm.check()?;
             }
             Op::RmsNormRope { eps, rotary_dim } => {
                 let norm = OpDesc::new(Op::RmsNorm { eps: *eps, unit_offset: false }, vec![i[0].clone(), i[1].clone()], o.clone());

@@ -130,6 +130,14 @@ impl Backend for CpuBackend {
                 let y = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, d, *eps, *unit_offset);
                 self.put(o[0], &y)
             }
+            Op::AddRmsNorm { eps, unit_offset } => {
+                // the composition: add (rounded to sum's dtype), then rms_norm of what was stored
+                let sum = add(&self.f32s(i[0])?, &self.f32s(i[1])?);
+                self.put(o[0], &sum)?;
+                let stored = self.f32s(o[0])?;
+                let d = i[2].shape[0];
+                self.put(o[1], &rms_norm(&stored, &self.f32s(i[2])?, d, *eps, *unit_offset))
+            }
             Op::RmsNormRope { eps, rotary_dim } => {
                 // the composition of the two reference ops, in f32 between them
                 let s = &i[0].shape;

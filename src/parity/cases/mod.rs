@@ -15,6 +15,7 @@ pub fn all() -> Vec<Case> {
     v.extend(embed::cases());
     v.extend(norm::cases());
     v.extend(norm::norm_rope_cases());
+    v.extend(norm::add_norm_cases());
     v.extend(linear::cases());
     v.extend(rope::cases());
     v.extend(attention::cases());

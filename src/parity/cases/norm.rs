@@ -77,3 +77,34 @@ pub fn norm_rope_cases() -> Vec<Case> {
     }
     v
 }
+
+/// The fused residual add + RMSNorm, against the CPU's composition add -> rms_norm.
+pub fn add_norm_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for dt in FLOATS {
+        for (shape, unit) in [(&[1usize, 1024][..], false), (&[5, 7][..], false), (&[3, 4097][..], false), (&[4, 128][..], true)] {
+            let d = *shape.last().unwrap();
+            // the model's layout: f32 residual stream, 16-bit weights; plus all-same-dtype
+            for (act, w) in [(DType::F32, dt), (dt, dt)] {
+                if act == DType::F32 && dt == DType::F32 && w != dt {
+                    continue;
+                }
+                let tag = if act == w { format!("{dt}{}", if unit { ",1+w" } else { "" }) } else { format!("x{act}-w{w}{}", if unit { ",1+w" } else { "" }) };
+                if v.iter().any(|c: &Case| c.id == format!("add_rms_norm[{tag},{}]", crate::tensor::shape_str(shape))) {
+                    continue;
+                }
+                let s = seed(&format!("addnorm{tag}{shape:?}"));
+                let mut r = crate::parity::case::Rng::new(s ^ 5);
+                let wv: Vec<f32> = (0..d).map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32).collect();
+                v.push(Case::new(
+                    "add_rms_norm",
+                    &tag,
+                    Op::AddRmsNorm { eps: 1e-6, unit_offset: unit },
+                    vec![input(act, shape, Init::Normal { seed: s, std: 1.0 }), input(act, shape, Init::Normal { seed: s + 1, std: 0.5 }), input(w, &[d], Init::Values(wv))],
+                    vec![TensorDesc::new(act, shape), TensorDesc::new(act, shape)],
+                ));
+            }
+        }
+    }
+    v
+}
