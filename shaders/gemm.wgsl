@@ -1,11 +1,21 @@
 // linear, prefill GEMM: y[M, N] = x[M, K] · W[N, K]ᵀ.
 // Each workgroup of WG = (BM / TM) * (BN / TN) threads computes a BM x BN tile of y, stepping
 // over K by BK: both operand tiles are converted to f32 into workgroup memory (k-major, rows
-// padded by 4 floats), then each thread accumulates a TM x TN micro-tile from vec4 reads. A
-// thread's rows are ty*4 + i (+ BM/2 for the second half when TM = 8), its columns tx*4 + c
+// padded by 4 floats; each thread converts pairs along K, PAIRS threads to a row), then each
+// thread accumulates a TM x TN micro-tile from vec4 reads. A thread's rows are ty*4 + i (+ BM/2 for the second half when TM = 8), its columns tx*4 + c
 // (+ BN/2 when TN = 8), so a subgroup's vec4 reads of one k row are contiguous. Every index is
 // bounds-checked: any M, N, K (odd ones too) and any element offsets.
-// Constants from linear.rs: BM, BN, BK, TM, TN (TM, TN in {4, 8}), WG, X_KIND, W_KIND.
+//
+// Lines `//@name` are filled in by linear.rs (`gemm_body`) with straight-line code over the
+// micro-tile, unrolled over h < TM / 4, i < 4, c < TN / 4 (accumulators c{h}_{i}_{c}: vec4, the
+// columns c*HN + tx*4 .. +3 of row h*HM + ty*4 + i), so they stay in registers:
+//   //@decl   var c{h}_{i}_{c} = vec4<f32>(); for each pair q a thread stages per step (x and w):
+//             its tile row ra{q} / rb{q} and k ka{q} / kb{q}, and registers px{q} / pw{q}
+//   //@load   px{q} / pw{q} = the pairs at K step kn (zeros past M, N or K)
+//   //@stage  px{q} / pw{q} into As / Bs (k-major: As[k][row])
+//   //@fma    at k row kk: a{h} = As[..], b{c} = Bs[..], c{h}_{i}_{c} += a{h}[i] * b{c}
+//   //@store  store4(mt + h*HM + ty*4 + i, nt + c*HN + tx*4, c{h}_{i}_{c})
+// Constants from linear.rs: BM, BN, BK, TM, TN (TM, TN in {4, 8}), WG, X_KIND, W_KIND, ALIGNED.
 // Params and the pair loaders come from linear.wgsl.
 
 const SA = BM + 4u;
@@ -43,6 +53,22 @@ fn w_tile_pair(n: u32, k: u32) -> vec2<f32> {
     return vec2<f32>(ld_w(rel), 0.0);
 }
 
+// y[m, n .. n + 3] = v, the columns past N left out; nothing for m past M.
+fn store4(m: u32, n: u32, v: vec4<f32>) {
+    if (m >= p.m) {
+        return;
+    }
+    let o = m * p.n + n;
+    if (n + 3u < p.n) {
+        st2_y(o, v.x, v.y);
+        st2_y(o + 2u, v.z, v.w);
+    } else {
+        if (n < p.n) { st_y(o, v.x); }
+        if (n + 1u < p.n) { st_y(o + 1u, v.y); }
+        if (n + 2u < p.n) { st_y(o + 2u, v.z); }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -56,67 +82,20 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let nt = (g % ntn) * BN;
     let tx = lid % TX;
     let ty = lid / TX;
-    var acc: array<vec4<f32>, AM * 4u * AN>;
+    //@decl
+    // Software pipelining: the global loads of the next K step are issued before the sums of
+    // this one, so their latency hides behind the arithmetic.
+    var kn = 0u;
+    //@load
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        // Stage the tiles: each thread converts pairs along K (PAIRS threads share a row).
-        for (var q = 0u; q < BM * PAIRS / WG; q++) {
-            let pi = lid + q * WG;
-            let row = pi / PAIRS;
-            let kk = (pi % PAIRS) * 2u;
-            let v = x_tile_pair(mt + row, k0 + kk);
-            let a = kk * SA + row;
-            As[a >> 2u][a & 3u] = v.x;
-            As[(a + SA) >> 2u][(a + SA) & 3u] = v.y;
-        }
-        for (var q = 0u; q < BN * PAIRS / WG; q++) {
-            let pi = lid + q * WG;
-            let row = pi / PAIRS;
-            let kk = (pi % PAIRS) * 2u;
-            let v = w_tile_pair(nt + row, k0 + kk);
-            let b = kk * SB + row;
-            Bs[b >> 2u][b & 3u] = v.x;
-            Bs[(b + SB) >> 2u][(b + SB) & 3u] = v.y;
-        }
+        //@stage
         workgroupBarrier();
+        kn = k0 + BK;
+        //@load
         for (var kk = 0u; kk < BK; kk++) {
-            var av: array<vec4<f32>, AM>;
-            var bv: array<vec4<f32>, AN>;
-            for (var h = 0u; h < AM; h++) {
-                av[h] = As[(kk * SA + h * HM + ty * 4u) >> 2u];
-            }
-            for (var h = 0u; h < AN; h++) {
-                bv[h] = Bs[(kk * SB + h * HN + tx * 4u) >> 2u];
-            }
-            for (var h = 0u; h < AM; h++) {
-                for (var i = 0u; i < 4u; i++) {
-                    let a = av[h][i];
-                    for (var c = 0u; c < AN; c++) {
-                        acc[(h * 4u + i) * AN + c] += a * bv[c];
-                    }
-                }
-            }
+            //@fma
         }
         workgroupBarrier();
     }
-    for (var h = 0u; h < AM; h++) {
-        for (var i = 0u; i < 4u; i++) {
-            let m = mt + h * HM + ty * 4u + i;
-            if (m >= p.m) {
-                continue;
-            }
-            for (var c = 0u; c < AN; c++) {
-                let n = nt + c * HN + tx * 4u;
-                let v = acc[(h * 4u + i) * AN + c];
-                let o = m * p.n + n;
-                if (n + 3u < p.n) {
-                    st2_y(o, v.x, v.y);
-                    st2_y(o + 2u, v.z, v.w);
-                } else {
-                    if (n < p.n) { st_y(o, v.x); }
-                    if (n + 1u < p.n) { st_y(o + 1u, v.y); }
-                    if (n + 2u < p.n) { st_y(o + 2u, v.z); }
-                }
-            }
-        }
-    }
+    //@store
 }

@@ -1,6 +1,7 @@
 // linear: y[M, N] = x[M, K] · W[N, K]ᵀ, f32 accumulation. Shared by matvec.wgsl (small M) and
 // gemm.wgsl (prefill); linear.rs prepends this file to either.
-// Constants from linear.rs: X_KIND / W_KIND (0 f32, 1 f16, 2 bf16).
+// Constants from linear.rs: X_KIND / W_KIND (0 f32, 1 f16, 2 bf16); ALIGNED: every pair the
+// kernel loads starts on a word (16-bit operands have even offsets and K is even).
 // Bindings: x (read), w (read), y (write); their element offsets are p.offs[0].x / .y / .z.
 
 struct Params {
@@ -32,7 +33,7 @@ fn w_pair(e: u32) -> vec2<f32> {
     }
     let h = e >> 1u;
     var bits = w_buf[h];
-    if ((e & 1u) != 0u) {
+    if (!ALIGNED && (e & 1u) != 0u) {
         bits = (bits >> 16u) | (w_buf[h + 1u] << 16u);
     }
     return bits_pair(W_KIND, bits, 0u);
@@ -44,7 +45,7 @@ fn x_pair(e: u32) -> vec2<f32> {
     }
     let h = e >> 1u;
     var bits = x_buf[h];
-    if ((e & 1u) != 0u) {
+    if (!ALIGNED && (e & 1u) != 0u) {
         bits = (bits >> 16u) | (x_buf[h + 1u] << 16u);
     }
     return bits_pair(X_KIND, bits, 0u);

@@ -20,6 +20,8 @@ pub struct Caps {
     pub max_buffer: u64,
     pub max_workgroup_storage: u32,
     pub max_invocations: u32,
+    /// Storage buffers one kernel may bind (a kernel with more tensors is refused by name).
+    pub max_storage_buffers: u32,
 }
 
 pub struct WgpuStorage {
@@ -68,6 +70,10 @@ pub struct WgpuBackend {
     /// Internal scratch buffers by name (e.g. argmax partials), grown on demand.
     scratch: Mutex<HashMap<&'static str, Tensor>>,
     rec: Mutex<Recorder>,
+    /// Held while one op records its dispatches: an op of several dispatches that pass data through
+    /// a scratch buffer (argmax partials, the gated delta rule's chunk prep) is never interleaved
+    /// with another thread's op on the same device.
+    pub(super) op_lock: Mutex<()>,
     errors: Arc<Mutex<Vec<String>>>,
     /// Dispatches recorded since creation (for tests and benchmarks).
     pub dispatches: std::sync::atomic::AtomicU64,
@@ -138,6 +144,7 @@ impl WgpuBackend {
             max_buffer: limits.max_buffer_size,
             max_workgroup_storage: limits.max_compute_workgroup_storage_size,
             max_invocations: limits.max_compute_invocations_per_workgroup,
+            max_storage_buffers: limits.max_storage_buffers_per_shader_stage,
         };
         let arena = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params-arena"),
@@ -157,6 +164,7 @@ impl WgpuBackend {
             next_id: Default::default(),
             scratch: Mutex::default(),
             rec: Mutex::new(Recorder { profiler: None, encoder: None, pass: None, params: Vec::new(), slots: 0 }),
+            op_lock: Mutex::default(),
             errors,
             dispatches: Default::default(),
             last_submit: Default::default(),
@@ -274,8 +282,8 @@ impl WgpuBackend {
             return Ok(p.clone());
         }
         let label = key.label();
-        let enables: Vec<&str> = if body.contains("subgroupAdd") || body.contains("subgroupMax") { vec!["subgroups"] } else { vec![] };
-        let src = kernel::generate(key, body, consts, &enables);
+        // naga 30 gates subgroup builtins on the device's capabilities; it rejects `enable subgroups;`
+        let src = kernel::generate(key, body, consts, &[]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(src.into()) });
         let mut entries = vec![wgpu::BindGroupLayoutEntry {
@@ -326,8 +334,10 @@ impl WgpuBackend {
         groups: (u32, u32, u32),
     ) -> Result<()> {
         assert_eq!(tensors.len(), key.bindings.len(), "{}: tensors vs bindings", key.entry);
+        // `offs` holds one element offset per tensor: 8 in the usual `array<vec4<u32>, 2>`, up to
+        // 12 for a kernel whose Params starts with `array<vec4<u32>, 3>`
         assert!(params.len() >= 32 && params.len() as u64 <= SLOT && params.len() % 16 == 0, "{}: params size", key.entry);
-        assert!(tensors.len() <= 8);
+        assert!(tensors.len() <= 12 && params.len() >= 16 * tensors.len().div_ceil(4), "{}: {} tensors", key.entry, tensors.len());
         let pipe = self.pipeline(key, body, consts)?;
         let mut bytes = params.to_vec();
         for (k, t) in tensors.iter().enumerate() {
