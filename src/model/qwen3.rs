@@ -17,8 +17,9 @@ pub struct Layer {
     pub q_norm: Tensor,
     pub k_norm: Tensor,
     pub post_norm: Tensor,
-    pub gate: Tensor,
-    pub up: Tensor,
+    /// gate_proj and up_proj rows interleaved ([2F, D]: row 2j = gate_j, row 2j+1 = up_j), so one
+    /// linear computes both and swiglu reads them as pairs.
+    pub gate_up: Tensor,
     pub down: Tensor,
 }
 
@@ -91,7 +92,8 @@ impl Weights {
                 }
             }
         }
-        let total = want.len();
+        // progress counts the tensors uploaded as they are; gate/up go up fused, uncounted
+        let total = want.len() - 2 * c.num_hidden_layers;
         let mut done = 0;
         let mut up = |name: &str, shape: &[usize]| -> Result<Tensor> {
             let t = match src {
@@ -107,6 +109,29 @@ impl Weights {
             progress(done, total);
             Ok(t)
         };
+        // gate and up, rows interleaved into one [2F, D] tensor
+        let gate_up = |gate: &str, upn: &str| -> Result<Tensor> {
+            let (f, d) = (c.intermediate_size, c.hidden_size);
+            let t = match src {
+                Source::File(st) => {
+                    let ((gi, gb), (ui, ub)) = (st.get(gate)?, st.get(upn)?);
+                    if gi.dtype != ui.dtype {
+                        return Err(Error::File { path: st.path_of(upn), detail: format!("tensor `{upn}`: dtype {} differs from `{gate}`'s {}", ui.dtype, gi.dtype) });
+                    }
+                    let row = d * gi.dtype.size();
+                    let mut bytes = Vec::with_capacity(2 * gb.len());
+                    for j in 0..f {
+                        bytes.extend_from_slice(&gb[j * row..(j + 1) * row]);
+                        bytes.extend_from_slice(&ub[j * row..(j + 1) * row]);
+                    }
+                    let t = dev.alloc(gi.dtype, &[2 * f, d])?;
+                    dev.upload(&t, &bytes)?;
+                    t
+                }
+                Source::Random { dtype, seed } => random_weight(dev, gate, &[2 * f, d], *dtype, *seed)?,
+            };
+            Ok(t)
+        };
         let shape_of = |n: &str| want.iter().find(|w| w.0 == n).map(|w| w.1.clone()).unwrap();
         let embed = up("model.embed_tokens.weight", &shape_of("model.embed_tokens.weight"))?;
         let final_norm = up("model.norm.weight", &shape_of("model.norm.weight"))?;
@@ -114,10 +139,12 @@ impl Weights {
         let mut layers = Vec::new();
         for i in 0..c.num_hidden_layers {
             let p = format!("model.layers.{i}");
+            let gu = gate_up(&format!("{p}.mlp.gate_proj.weight"), &format!("{p}.mlp.up_proj.weight"))?;
             let mut g = |s: &str| {
                 let n = format!("{p}.{s}");
                 up(&n, &shape_of(&n))
             };
+
             layers.push(Layer {
                 in_norm: g("input_layernorm.weight")?,
                 q: g("self_attn.q_proj.weight")?,
@@ -127,8 +154,7 @@ impl Weights {
                 q_norm: g("self_attn.q_norm.weight")?,
                 k_norm: g("self_attn.k_norm.weight")?,
                 post_norm: g("post_attention_layernorm.weight")?,
-                gate: g("mlp.gate_proj.weight")?,
-                up: g("mlp.up_proj.weight")?,
+                gate_up: gu,
                 down: g("mlp.down_proj.weight")?,
             });
         }
@@ -141,7 +167,7 @@ impl Weights {
         dev.upload(&positions, &(0..max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
         let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
         for l in &layers {
-            for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.q_norm, &l.k_norm, &l.post_norm, &l.gate, &l.up, &l.down] {
+            for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.q_norm, &l.k_norm, &l.post_norm, &l.gate_up, &l.down] {
                 decode_bytes += t.nbytes();
             }
         }
@@ -198,8 +224,7 @@ pub struct Workspace {
     k: Tensor,
     att: Tensor,
     o: Tensor,
-    gate: Tensor,
-    up: Tensor,
+    gate_up: Tensor,
     act: Tensor,
     pub logits: Tensor,
     pub next: Tensor,
@@ -218,8 +243,7 @@ impl Workspace {
             k: a(&[t, hkv, dh])?,
             att: a(&[t, hq, dh])?,
             o: a(&[t, d])?,
-            gate: a(&[t, f])?,
-            up: a(&[t, f])?,
+            gate_up: a(&[t, 2 * f])?,
             act: a(&[t, f])?,
             logits: a(&[t, c.vocab_size])?,
             next: dev.alloc(DType::U32, &[1])?,
@@ -283,9 +307,8 @@ pub fn forward(
         dev.run(&add_norm, &[x, &ws.o, &l.post_norm], &[x2, &ws.h])?;
         // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ; h = rmsnorm(x) with the next layer's norm
         //    (the final norm after the last layer)
-        dev.run(&Op::Linear, &[&ws.h, &l.gate], &[&ws.gate])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.up], &[&ws.up])?;
-        dev.run(&Op::SwiGlu, &[&ws.gate, &ws.up], &[&ws.act])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.gate_up], &[&ws.gate_up])?;
+        dev.run(&Op::SwiGlu, &[&ws.gate_up], &[&ws.act])?;
         dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.o])?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[x2, &ws.o, next_norm], &[x, &ws.h])?;

@@ -32,7 +32,9 @@ pub enum Op {
     /// Query t sits at position n_past + t and attends causally to keys 0..=n_past+t.
     /// Query head h reads kv head h / (Hq / Hkv) (GQA). Scores scaled by `scale`, softmax in f32.
     Attention { n_past: usize, scale: f32 },
-    /// gate [..], up [..] -> y [..] = silu(gate) * up
+    /// gate [..], up [..] -> y [..] = silu(gate) * up; or one input x [.., 2F] holding (gate, up)
+    /// pairs interleaved (x[.., 2j] = gate_j, x[.., 2j+1] = up_j, as a fused gate/up projection
+    /// writes them) -> y [.., F]
     SwiGlu,
     /// a [..], b [..] -> y [..] = a + b (same shape; the residual add)
     Add,
@@ -131,6 +133,7 @@ impl OpDesc {
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
         };
+        let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 { 1 } else { ni };
         if self.inputs.len() != ni || self.outputs.len() != no {
             return bad(format!("expects {ni} inputs and {no} outputs, got {} and {}", self.inputs.len(), self.outputs.len()));
         }
@@ -202,6 +205,12 @@ impl OpDesc {
                 if hkv == 0 || hq % hkv != 0 { return bad(format!("Hq {hq} must be a multiple of Hkv {hkv}")); }
                 if n_past + t > s { return bad(format!("n_past {n_past} + T {t} exceeds cache capacity {s}")); }
                 same_shape(&i[0], &o[0], "q vs o")?;
+            }
+            Op::SwiGlu if i.len() == 1 => {
+                float(&i[0], "x")?; float(&o[0], "y")?;
+                let (xs, ys) = (&i[0].shape, &o[0].shape);
+                let ok = !xs.is_empty() && xs.len() == ys.len() && xs[..xs.len() - 1] == ys[..ys.len() - 1] && xs[xs.len() - 1] == 2 * ys[ys.len() - 1];
+                if !ok { return bad(format!("paired x [.., 2F] -> y [.., F], got [{}] -> [{}]", shape_str(xs), shape_str(ys))); }
             }
             Op::SwiGlu | Op::Add => {
                 float(&i[0], "a")?; float(&i[1], "b")?; float(&o[0], "y")?;

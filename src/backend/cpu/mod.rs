@@ -161,6 +161,11 @@ impl Backend for CpuBackend {
                 let y = attention(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, t, hq, hkv, dh, *n_past, *scale);
                 self.put(o[0], &y)
             }
+            Op::SwiGlu if i.len() == 1 => {
+                let x = self.f32s(i[0])?;
+                let (g, u): (Vec<f32>, Vec<f32>) = x.chunks(2).map(|p| (p[0], p[1])).unzip();
+                self.put(o[0], &swiglu(&g, &u))
+            }
             Op::SwiGlu => self.put(o[0], &swiglu(&self.f32s(i[0])?, &self.f32s(i[1])?)),
             Op::Add => self.put(o[0], &add(&self.f32s(i[0])?, &self.f32s(i[1])?)),
             Op::Softmax => self.put(o[0], &softmax(&self.f32s(i[0])?, i[0].shape[1])),

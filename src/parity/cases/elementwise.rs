@@ -35,6 +35,11 @@ pub fn cases() -> Vec<Case> {
                 ));
             }
         }
+        // swiglu over interleaved (gate, up) pairs, as a fused gate/up projection writes them
+        for (x, y) in [(&[5usize, 14][..], &[5usize, 7][..]), (&[1, 6144][..], &[1, 3072][..]), (&[3, 2 * 4097][..], &[3, 4097][..])] {
+            let s = seed(&format!("swp{dt}{x:?}"));
+            v.push(Case::new("swiglu", &format!("{dt},pairs"), Op::SwiGlu, vec![input(dt, x, Init::Normal { seed: s, std: 2.0 })], vec![TensorDesc::new(dt, y)]));
+        }
         // f32 residual stream plus a 16-bit branch, written back in f32
         if dt != DType::F32 {
             v.push(Case::new(
