@@ -1,7 +1,6 @@
 // Cast and copy; each invocation owns two adjacent elements (2t, 2t+1) so 16-bit outputs are
 // written a whole word at a time where aligned.
 //   convert: y = x re-encoded in y's dtype (round to nearest even)    copy: raw bits, any dtype
-//   swiglu_pairs: y[j] = silu(x[2j]) * x[2j+1] (a fused gate/up projection's output)
 // Bindings: x (read), y (write).
 
 struct Params {
@@ -39,13 +38,3 @@ fn copy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 }
 
-// swiglu over interleaved (gate, up) pairs: y[j] = silu(x[2j]) * x[2j+1]; one output per invocation.
-@compute @workgroup_size(WG)
-fn swiglu_pairs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                @builtin(local_invocation_index) lid: u32) {
-    let j = group_index(wid, nwg) * WG + lid;
-    if (j < p.n) {
-        let g = ld_x(2u * j);
-        st_y(j, g / (1.0 + exp(-g)) * ld_x(2u * j + 1u));
-    }
-}

@@ -1,4 +1,5 @@
-//! swiglu, add (shaders/elementwise.wgsl); cast, copy (shaders/convert.wgsl).
+//! swiglu, add (shaders/elementwise.wgsl); swiglu over pairs (shaders/swiglu_pairs.wgsl);
+//! cast, copy (shaders/convert.wgsl).
 use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::error::Result;
@@ -8,6 +9,7 @@ use bytemuck::{Pod, Zeroable};
 
 const SRC: &str = include_str!("../../../shaders/elementwise.wgsl");
 const CONVERT: &str = include_str!("../../../shaders/convert.wgsl");
+const SWIGLU_PAIRS: &str = include_str!("../../../shaders/swiglu_pairs.wgsl");
 const WG: u32 = 128;
 
 #[repr(C)]
@@ -26,7 +28,7 @@ pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let n = o[0].numel();
     let (entry, src, bindings, tensors) = match op {
-        Op::SwiGlu if i.len() == 1 => ("swiglu_pairs", CONVERT, vec![read("x", i[0].dtype), write("y", o[0].dtype)], vec![i[0], o[0]]),
+        Op::SwiGlu if i.len() == 1 => ("swiglu_pairs", SWIGLU_PAIRS, vec![read("x", i[0].dtype), write("y", o[0].dtype)], vec![i[0], o[0]]),
         Op::SwiGlu | Op::Add => (
             if *op == Op::Add { "add" } else { "swiglu" },
             SRC,
