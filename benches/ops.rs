@@ -75,6 +75,44 @@ fn benches() -> Vec<Bench> {
     }
     let case = Case::new("embedding", "bf16->f32", Op::Embedding, vec![normal(DType::BF16, &[151936, 1024]), input(DType::U32, &[512], Init::Ids { seed: 2, max: 151936 })], vec![TensorDesc::new(DType::F32, &[512, 1024])]);
     v.push(Bench { group: "embedding", case, throughput: bytes(512 * 1024 * 6) });
+    // Qwen3.5-0.8B's linear attention (16 key / 16 value heads of 128, conv 6144 channels): the
+    // decode step moves the f32 state in and out; the chunked prefill is counted in tokens.
+    let (nk, nv, dk, dv, cd) = (16usize, 16usize, 128usize, 128usize, 6144usize);
+    let state = nv * dk * dv;
+    let gdn_in = |t: usize| vec![normal(DType::F32, &[t, cd]), normal(DType::F32, &[t, nv]), normal(DType::F32, &[t, nv]), normal(DType::BF16, &[nv]), normal(DType::BF16, &[nv]), input(DType::F32, &[nv, dk, dv], Init::Normal { seed: 3, std: 0.1 })];
+    let gdn_out = |t: usize| vec![TensorDesc::new(DType::F32, &[t, nv, dv]), TensorDesc::new(DType::F32, &[nv, dk, dv])];
+    debug_assert_eq!(cd, 2 * nk * dk + nv * dv);
+    v.push(Bench { group: "gdn", case: Case::new("gdn_recurrent", "decode,0.8b", Op::GdnRecurrent, gdn_in(1), gdn_out(1)), throughput: bytes(2 * state * 4 + cd * 4) });
+    v.push(Bench { group: "gdn", case: Case::new("gdn_chunked", "prefill512,0.8b", Op::GdnChunked, gdn_in(512), gdn_out(512)), throughput: Throughput::Elements(512) });
+    let case = Case::new(
+        "causal_conv1d_update",
+        "decode,0.8b",
+        Op::CausalConv1dUpdate,
+        vec![normal(DType::F32, &[1, cd]), normal(DType::BF16, &[cd, 4]), normal(DType::F32, &[3, cd])],
+        vec![TensorDesc::new(DType::F32, &[1, cd]), TensorDesc::new(DType::F32, &[3, cd])],
+    );
+    v.push(Bench { group: "gdn", case, throughput: bytes(cd * (4 + 8 + 4 + 24)) });
+    // Qwen3.5-0.8B's gated full attention at decode (8 q / 2 kv heads of 256, rotary 64)
+    for kv_len in [512usize, 4096] {
+        let (hq, hkv, dh) = (8, 2, 256);
+        let (cos, sin) = rope_tables(1e7, 64, kv_len);
+        let case = Case::new(
+            "gated_attention",
+            &format!("decode,kv{kv_len}"),
+            Op::GatedAttention { n_past: kv_len - 1, scale: 0.0625, eps: 1e-6, rotary_dim: 64 },
+            vec![
+                normal(DType::F32, &[1, hq, 2 * dh]),
+                normal(DType::F32, &[1, hkv, dh]),
+                normal(DType::F32, &[1, hkv, dh]),
+                normal(DType::BF16, &[dh]),
+                normal(DType::BF16, &[dh]),
+                input(DType::F32, &[kv_len, 32], Init::Values(cos)),
+                input(DType::F32, &[kv_len, 32], Init::Values(sin)),
+            ],
+            vec![TensorDesc::new(DType::F32, &[1, hq, dh]), TensorDesc::new(DType::F32, &[kv_len, hkv, dh]), TensorDesc::new(DType::F32, &[kv_len, hkv, dh])],
+        );
+        v.push(Bench { group: "attention", case, throughput: bytes(2 * kv_len * hkv * dh * 4) });
+    }
     v
 }
 

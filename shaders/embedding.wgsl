@@ -4,6 +4,9 @@
 // a time where aligned.
 //   RAW (same dtype in and out): raw bits are copied, no decode/encode.
 //   otherwise: decoded to f32 and re-encoded in y's dtype (round to nearest even, like the host).
+// embedding_shard: the table holds vocabulary rows first..first+V; rows of y whose id is outside
+// are left untouched (one element per invocation, so a 16-bit word shared with such a row is
+// never overwritten).
 // Bindings: table (read), ids (read, u32), y (write).
 
 struct Params {
@@ -11,7 +14,7 @@ struct Params {
     n: u32,   // T * D
     d: u32,   // D
     v: u32,   // V (rows of the table)
-    _pad0: u32,
+    first: u32,  // embedding_shard: vocabulary id of the table's row 0
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
@@ -59,6 +62,24 @@ fn embedding(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             st2_y(e, elem_f32(e), elem_f32(e + 1u));
         } else {
             st_y(e, elem_f32(e));
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn embedding_shard(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) lid: u32) {
+    let e = (group_index(wid, nwg) * WG + lid) * 2u;
+    for (var k = e; k < min(e + 2u, p.n); k++) {
+        let t = k / p.d;
+        let r = ld_ids(t) - p.first;   // wraps past the table for ids below first
+        if (r < p.v) {
+            let s = r * p.d + (k - t * p.d);
+            if (RAW) {
+                stbits_y(k, ldbits_table(s));
+            } else {
+                st_y(k, ld_table(s));
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ fn main() -> std::process::ExitCode {
         let verdict = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
         trials.push(Trial::test(format!("goldens::{case}"), move || verdict.map_err(Failed::from)));
         let Ok(m) = checked else { continue };
-        if m.kind != "model" || m.model != "qwen3" {
+        if !golden::has_model_gate(&m) {
             continue;
         }
         let m = std::sync::Arc::new(m);

@@ -1,18 +1,21 @@
-//! The cross-device op harness: one test per (case x wgpu device), each compared with the CPU
-//! reference. Lists as `ops::rms_norm[bf16,5x7x4097]::wgpu/llvmpipe`.
+//! The cross-device op harness: one test per (case x device: every wgpu adapter, and the native
+//! `cuda`/`hip` devices when built with those features), each compared with the CPU reference.
+//! Lists as `ops::rms_norm[bf16,5x7x4097]::wgpu/llvmpipe`.
 //!
 //! A case a device refuses is ignored at run time with `unsupported: <reason>` and counted as
-//! skipped. The run ends with `N passed, N failed, N skipped` and fails if nothing was compared.
+//! skipped. A native backend built in but absent here (no runtime, no device) gets one trial per
+//! case too (`ops::<case>::hip`), ignored with the reason: skipped, never passed. The run ends with `N passed, N failed, N skipped` and fails if nothing was compared.
 //! With WGLLM_REQUIRE_GPU=1 (set by CI), finding no wgpu adapter is a failure.
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::sync::Arc;
-use wgllm::backend::wgpu::WgpuBackend;
+use wgllm::backend::wgpu::{Broken, WgpuBackend};
+use wgllm::op::Op;
 use wgllm::backend::Backend;
 use wgllm::parity::{cases, run};
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
-    let devices: Vec<Arc<WgpuBackend>> = WgpuBackend::all().into_iter().map(Arc::new).collect();
+    let mut devices: Vec<Arc<dyn Backend>> = WgpuBackend::all().into_iter().map(|b| Arc::new(b) as Arc<dyn Backend>).collect();
     let require = std::env::var("WGLLM_REQUIRE_GPU").is_ok_and(|v| v == "1");
     if devices.is_empty() {
         eprintln!("ops harness: no wgpu adapter found (install mesa-vulkan-drivers for lavapipe)");
@@ -20,6 +23,13 @@ fn main() -> std::process::ExitCode {
             eprintln!("0 passed, 1 failed, 0 skipped (WGLLM_REQUIRE_GPU=1 and no adapter)");
             return std::process::ExitCode::FAILURE;
         }
+    }
+    for (b, _) in wgllm::backend::native_devices() {
+        devices.push(Arc::from(b));
+    }
+    let absent = wgllm::backend::absent_backends();
+    for (b, why) in &absent {
+        eprintln!("ops harness: backend {b} absent: {why}; its cases count as skipped");
     }
     let all = cases::all();
     let mut trials = Vec::new();
@@ -37,7 +47,12 @@ fn main() -> std::process::ExitCode {
                 }
             }));
         }
+        for (b, why) in &absent {
+            let why = why.clone();
+            trials.push(Trial::ignorable_test(format!("ops::{}::{b}", case.id), move || Ok(Completion::ignored_with(why))));
+        }
     }
+    trials.extend(teeth(&devices));
     let filtering = args.filter.is_some() || !args.skip.is_empty();
     let c = libtest_mimic::run(&args, trials);
     println!("{} passed, {} failed, {} skipped", c.num_passed, c.num_failed, c.num_ignored);
@@ -49,4 +64,47 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::FAILURE;
     }
     std::process::ExitCode::SUCCESS
+}
+
+/// Teeth: known bugs, built on purpose as kernel variants, must turn named parity cases red.
+///   teeth::out_dtype_from_input::gated_attention[bf16->f32,..]   every case whose output dtype
+///       differs from its input's goes red when the output binding takes the input's dtype;
+///   teeth::chunk_boundary_off_by_one::gdn_chunked[..]            every case of T >= 64 (a chunk
+///       boundary is crossed or reached) goes red; shorter ones stay green (the bug needs a boundary).
+/// A trial passes when the broken variant's verdict is the expected one.
+fn teeth(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for case in cases::all() {
+        let (broken, tag, expect_red) = match &case.op {
+            Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => (Broken::OutDtypeFromInput, "out_dtype_from_input", true),
+            Op::GdnChunked => (Broken::ChunkBoundaryOffByOne, "chunk_boundary_off_by_one", case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK),
+            _ => continue,
+        };
+        let case = Arc::new(case);
+        for dev in devices.iter().filter(|d| d.as_wgpu().is_some()) {
+            let (case, dev) = (case.clone(), dev.clone());
+            trials.push(Trial::ignorable_test(format!("teeth::{tag}::{}::{}", case.id, dev.name()), move || {
+                let w = dev.as_wgpu().unwrap();
+                if let wgllm::backend::Support::No(r) = dev.supports(&case.desc()) {
+                    return Ok(Completion::ignored_with(format!("unsupported: {r}")));
+                }
+                let want = run::reference(&case).map_err(Failed::from)?;
+                let verdict = match run::execute_with(&case, dev.as_ref(), &|i, o| w.run_broken(&case.op, i, o, broken)) {
+                    Ok(got) => run::compare_outputs(&case, &got, &want),
+                    Err(error) => run::Outcome::Fail { error },
+                };
+                match (verdict, expect_red) {
+                    (run::Outcome::Fail { error }, true) => {
+                        println!("    red as expected: {error}");
+                        Ok(Completion::Completed)
+                    }
+                    (run::Outcome::Pass { .. }, false) => Ok(Completion::Completed),
+                    (run::Outcome::Pass { nmse, .. }, true) => Err(Failed::from(format!("the broken variant passed (nmse {nmse:.2e}): this case has no teeth"))),
+                    (run::Outcome::Skip { reason }, _) => Ok(Completion::ignored_with(reason)),
+                    (v, false) => Err(Failed::from(format!("expected green without a chunk boundary, got {v:?}"))),
+                }
+            }));
+        }
+    }
+    trials
 }

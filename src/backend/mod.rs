@@ -1,5 +1,11 @@
 //! The op seam: every device implements `Backend`.
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "hip")]
+pub mod hip;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub mod native;
 pub mod wgpu;
 
 use crate::dtype::DType;
@@ -49,11 +55,48 @@ pub fn unsupported(desc: &OpDesc, device: &str, reason: &str) -> crate::error::E
     crate::error::Error::Unsupported { op: desc.label(), device: device.to_string(), reason: reason.to_string() }
 }
 
-/// Every backend this machine can offer: the CPU reference first, then each wgpu adapter.
+/// Every backend this machine can offer: the CPU reference first, then each wgpu adapter, then
+/// the native devices of the backends this build has (features `cuda`, `hip`).
 pub fn all_devices() -> Vec<Box<dyn Backend>> {
     let mut v: Vec<Box<dyn Backend>> = vec![Box::new(cpu::CpuBackend::new())];
     for b in wgpu::WgpuBackend::all() {
         v.push(Box::new(b));
+    }
+    for (b, _) in native_devices() {
+        v.push(b);
+    }
+    v
+}
+
+/// The native devices (hip/ kernels through `cuda` or `hip`), each with a one-line description.
+pub fn native_devices() -> Vec<(Box<dyn Backend>, String)> {
+    #[allow(unused_mut)]
+    let mut v: Vec<(Box<dyn Backend>, String)> = Vec::new();
+    #[cfg(feature = "cuda")]
+    for r in cuda::probe().unwrap_or_default() {
+        let d = r.description.clone();
+        v.push((Box::new(native::NativeBackend::new(r)), d));
+    }
+    #[cfg(feature = "hip")]
+    for r in hip::probe().unwrap_or_default() {
+        let d = r.description.clone();
+        v.push((Box::new(native::NativeBackend::new(r)), d));
+    }
+    v
+}
+
+/// Backends this build has that have no device here, with the reason: `("hip", "no ROCm runtime
+/// (...)")`. Their cases are reported as skipped with that reason, never as passed.
+pub fn absent_backends() -> Vec<(String, String)> {
+    #[allow(unused_mut)]
+    let mut v: Vec<(String, String)> = Vec::new();
+    #[cfg(feature = "cuda")]
+    if let Some(r) = cuda::absent_reason() {
+        v.push(("cuda".to_string(), r));
+    }
+    #[cfg(feature = "hip")]
+    if let Some(r) = hip::absent_reason() {
+        v.push(("hip".to_string(), r));
     }
     v
 }
@@ -79,6 +122,10 @@ pub fn select_devices(spec: &str) -> Result<Vec<Box<dyn Backend>>> {
         })
         .collect();
     if picked.is_empty() && spec_l != "gpu" {
+        let fam = spec_l.split([':', '/']).next().unwrap_or("");
+        if let Some((b, why)) = absent_backends().into_iter().find(|(b, _)| b == fam) {
+            return Err(crate::error::Error::NoDevice(format!("`{spec}`: the {b} backend is absent here: {why}")));
+        }
         return Err(crate::error::Error::NoDevice(format!("`{spec}` matches none of: {}", names.join(", "))));
     }
     Ok(picked)

@@ -19,7 +19,7 @@ pub struct BenchArgs {
     /// A model directory
     #[arg(long, conflicts_with = "shape")]
     model: Option<PathBuf>,
-    /// A named shape with random weights: qwen3-0.6b
+    /// A named shape with random weights: qwen3-0.6b, qwen3.5-0.8b
     #[arg(long)]
     shape: Option<String>,
     /// Weight dtype for --shape (bf16, f16, f32)
@@ -89,8 +89,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let dt = first.map(|f| f.elapsed().as_secs_f64()).unwrap_or(1.0);
     let decode_tps = (steps.len() - 1) as f64 / dt;
     let avg_ctx = (16 + 8 + a.decode / 2) as f64;
-    let kv_bytes = 2.0 * c.num_hidden_layers as f64 * avg_ctx * (c.num_key_value_heads * c.head_dim * 4) as f64;
-    let bytes_per_tok = e.weights.decode_bytes as f64 + kv_bytes;
+    let kv_bytes = crate::model::arch::state_bytes_per_token(&c, avg_ctx);
+    let bytes_per_tok = e.weights.decode_bytes() as f64 + kv_bytes;
     println!("wgllm bench: {label} on {dev_name}");
     if let Some(bw) = bw {
         println!("  read bandwidth (probe, this run): {:.1} GB/s -> limit {:.0} tokens/s at {:.1} MB/token", bw / 1e9, bw / bytes_per_tok, bytes_per_tok / 1e6);

@@ -19,6 +19,14 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
             "features": g.caps,
         }));
     }
+    let native = crate::backend::native_devices();
+    let absent = crate::backend::absent_backends();
+    for (d, desc) in &native {
+        rows.push(json!({"name": d.name(), "backend": "native (hip/ kernels)", "description": desc}));
+    }
+    for (b, why) in &absent {
+        rows.push(json!({"name": b, "backend": "native (hip/ kernels)", "absent": why}));
+    }
     if as_json {
         println!("{}", serde_json::to_string_pretty(&rows).unwrap());
         return Ok(ExitCode::SUCCESS);
@@ -41,6 +49,12 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
     }
     if gpus.is_empty() {
         println!("(no wgpu adapter found: install a Vulkan driver, e.g. mesa-vulkan-drivers for lavapipe)");
+    }
+    for (d, desc) in &native {
+        println!("{}  (native hip/ kernels: {desc})", d.name());
+    }
+    for (b, why) in &absent {
+        println!("{b}  (absent: {why})");
     }
     Ok(ExitCode::SUCCESS)
 }

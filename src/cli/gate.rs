@@ -44,7 +44,7 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        if m.kind != "model" || m.model != "qwen3" {
+        if !golden::has_model_gate(&m) {
             continue;
         }
         type Gate = fn(&golden::Manifest, &mut Engine) -> std::result::Result<String, String>;

@@ -10,6 +10,8 @@ use std::process::ExitCode;
 
 pub fn run(as_json: bool) -> Result<ExitCode> {
     let devices = all_devices();
+    // backends built in but absent here: a column each, every cell refused with the reason
+    let absent = crate::backend::absent_backends();
     let mut seen = BTreeSet::new();
     let mut rows = Vec::new();
     for case in cases::all() {
@@ -18,7 +20,8 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
         if !seen.insert(label.clone()) {
             continue;
         }
-        let cells: Vec<(String, Support)> = devices.iter().map(|d| (d.name(), d.supports(&desc))).collect();
+        let mut cells: Vec<(String, Support)> = devices.iter().map(|d| (d.name(), d.supports(&desc))).collect();
+        cells.extend(absent.iter().map(|(b, why)| (b.clone(), Support::No(format!("absent: {why}")))));
         rows.push((desc.op.name(), label, cells));
     }
     if as_json {
@@ -32,14 +35,15 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
                 json!({"op": op, "dtypes": label, "support": support})
             })
             .collect();
-        let names: Vec<String> = devices.iter().map(|d| d.name()).collect();
+        let mut names: Vec<String> = devices.iter().map(|d| d.name()).collect();
+        names.extend(absent.iter().map(|(b, _)| b.clone()));
         println!("{}", serde_json::to_string_pretty(&json!({"devices": names, "ops": ops})).unwrap());
         return Ok(ExitCode::SUCCESS);
     }
     let w = rows.iter().map(|r| r.1.len()).max().unwrap_or(10);
     print!("{:w$}", "op(dtypes)");
-    for d in &devices {
-        print!("  {:>16}", d.name());
+    for d in devices.iter().map(|d| d.name()).chain(absent.iter().map(|(b, _)| b.clone())) {
+        print!("  {:>16}", d);
     }
     println!();
     let mut reasons = Vec::new();

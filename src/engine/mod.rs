@@ -5,7 +5,8 @@ use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::config::Config;
-use crate::model::qwen3::{self, KvCache, Logits, Source, Weights, Workspace};
+use crate::model::arch::{self, Cache, Weights, Workspace};
+use crate::model::qwen3::{Logits, Source};
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
 use crate::op::Op;
@@ -66,8 +67,8 @@ impl Engine {
         Ok(Engine { eos: cfg.eos_token_ids.clone(), cfg, weights, dev, tokenizer: None, max_ctx, workspaces: HashMap::new() })
     }
 
-    pub fn new_cache(&self) -> Result<KvCache> {
-        KvCache::new(&self.cfg, self.dev.as_ref(), self.max_ctx)
+    pub fn new_cache(&self) -> Result<Cache> {
+        Cache::new(&self.cfg, self.dev.as_ref(), self.max_ctx)
     }
 
     fn workspace(&mut self, t: usize) -> Result<&Workspace> {
@@ -84,16 +85,16 @@ impl Engine {
     }
 
     /// Records a forward over `ids` at the cache's current length; logits stay on the device.
-    pub fn forward(&mut self, cache: &mut KvCache, ids: &[u32], which: Logits, hidden: &mut dyn FnMut(usize, &dyn Backend, &crate::Tensor) -> Result<()>) -> Result<()> {
+    pub fn forward(&mut self, cache: &mut Cache, ids: &[u32], which: Logits, hidden: &mut dyn FnMut(usize, &dyn Backend, &crate::Tensor) -> Result<()>) -> Result<()> {
         if ids.is_empty() {
             return Err(Error::Other("empty prompt: give at least one token".into()));
         }
-        if cache.len + ids.len() > cache.capacity {
+        if cache.len() + ids.len() > cache.capacity() {
             return Err(Error::Other(format!(
                 "prompt too long: {} tokens after {} cached exceed the context of {} tokens",
                 ids.len(),
-                cache.len,
-                cache.capacity
+                cache.len(),
+                cache.capacity()
             )));
         }
         if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.cfg.vocab_size) {
@@ -103,14 +104,14 @@ impl Engine {
         self.workspace(t)?;
         let ws = &self.workspaces[&t];
         let dev = self.dev.as_ref();
-        dev.upload(&ws.ids, &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
-        qwen3::forward(&self.cfg, &self.weights, dev, ws, &ws.ids, cache, which, hidden)
+        dev.upload(ws.ids(), &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
+        arch::forward(&self.cfg, &self.weights, dev, ws, ws.ids(), cache, which, hidden)
     }
 
     /// The logits rows of the last forward over `t` tokens ([rows, V] f32 from the device).
     pub fn logits(&self, t: usize, rows: usize) -> Result<Vec<f32>> {
         let ws = &self.workspaces[&t];
-        let v = ws.logits.view(0, &[rows, self.cfg.vocab_size])?;
+        let v = ws.logits().view(0, &[rows, self.cfg.vocab_size])?;
         Ok(DType::F32.decode_f32(&self.dev.download(&v)?))
     }
 
@@ -119,9 +120,9 @@ impl Engine {
     pub fn choose(&mut self, t: usize, sampler: &mut Sampler, logprobs: Option<usize>) -> Result<Step> {
         if sampler.cfg().is_greedy() && logprobs.is_none() {
             let ws = &self.workspaces[&t];
-            let row = ws.logits.view(0, &[1, self.cfg.vocab_size])?;
-            self.dev.run(&Op::Argmax, &[&row], &[&ws.next])?;
-            let b = self.dev.download(&ws.next)?;
+            let row = ws.logits().view(0, &[1, self.cfg.vocab_size])?;
+            self.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
+            let b = self.dev.download(ws.next())?;
             return Ok(Step { token: u32::from_le_bytes(b[..4].try_into().unwrap()), logprob: None, top: vec![] });
         }
         let logits = self.logits(t, 1)?;
@@ -136,7 +137,7 @@ impl Engine {
     /// one submit. A stop (EOS, callback) is seen one step late; that extra step is discarded.
     fn generate_pipelined(
         &mut self,
-        mut cache: KvCache,
+        mut cache: Cache,
         prompt: &[u32],
         n: usize,
         stop_at_eos: bool,
@@ -148,9 +149,9 @@ impl Engine {
         let t0 = prompt.len();
         let argmax = |e: &Engine, t: usize| -> Result<crate::Tensor> {
             let ws = &e.workspaces[&t];
-            let row = ws.logits.view(0, &[1, e.cfg.vocab_size])?;
-            e.dev.run(&Op::Argmax, &[&row], &[&ws.next])?;
-            Ok(ws.next.clone())
+            let row = ws.logits().view(0, &[1, e.cfg.vocab_size])?;
+            e.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
+            Ok(ws.next().clone())
         };
         let mut prev = argmax(self, t0)?;
         let w = self.dev.as_wgpu().expect("pipelined decode needs wgpu");
@@ -161,7 +162,7 @@ impl Engine {
         while let Some(rb) = pending.pop_front() {
             if recorded < n {
                 let ws = &self.workspaces[&1];
-                qwen3::forward(&self.cfg, &self.weights, self.dev.as_ref(), ws, &prev, &mut cache, Logits::Last, &mut |_, _, _| Ok(()))?;
+                arch::forward(&self.cfg, &self.weights, self.dev.as_ref(), ws, &prev, &mut cache, Logits::Last, &mut |_, _, _| Ok(()))?;
                 prev = argmax(self, 1)?;
                 pending.push_back(w.submit_readback(&prev)?);
                 recorded += 1;
@@ -194,11 +195,11 @@ impl Engine {
         on_token: &mut dyn FnMut(&Step) -> bool,
     ) -> Result<Vec<Step>> {
         let mut cache = self.new_cache()?;
-        if prompt.len() + n > cache.capacity {
+        if prompt.len() + n > cache.capacity() {
             return Err(Error::Other(format!(
                 "prompt too long: {} prompt tokens + {n} new exceed the context of {} tokens",
                 prompt.len(),
-                cache.capacity
+                cache.capacity()
             )));
         }
         if sampler.cfg().is_greedy() && logprobs.is_none() && self.dev.as_wgpu().is_some() {

@@ -3,8 +3,42 @@ use crate::error::{Error, Result};
 use serde_json::Value;
 use std::path::Path;
 
-/// The architectures this build knows. Anything else is refused by name.
-pub const KNOWN_MODEL_TYPES: [&str; 1] = ["qwen3"];
+/// The architectures this build knows. Anything else is refused by name. `qwen3_5` is the
+/// vision-language checkpoint (its text model under `text_config`, weights under
+/// `model.language_model.`): its text part loads.
+pub const KNOWN_MODEL_TYPES: [&str; 3] = ["qwen3", "qwen3_5_text", "qwen3_5"];
+
+/// A decoder layer's mixer in a hybrid model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayerType {
+    /// softmax attention with a KV cache (`full_attention`)
+    Full,
+    /// Gated DeltaNet with conv + recurrent state (`linear_attention`)
+    Linear,
+}
+
+/// What Qwen3.5 (Gated DeltaNet hybrid) adds to the dense fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridConfig {
+    pub layer_types: Vec<LayerType>,
+    pub linear_num_key_heads: usize,
+    pub linear_num_value_heads: usize,
+    pub linear_key_head_dim: usize,
+    pub linear_value_head_dim: usize,
+    pub linear_conv_kernel_dim: usize,
+    /// RoPE'd dims of a full-attention head: head_dim * partial_rotary_factor
+    pub rotary_dim: usize,
+}
+
+impl HybridConfig {
+    /// Channels of the linear-attention conv: [q (nk*dk) | k (nk*dk) | v (nv*dv)].
+    pub fn conv_dim(&self) -> usize {
+        2 * self.linear_num_key_heads * self.linear_key_head_dim + self.linear_num_value_heads * self.linear_value_head_dim
+    }
+    pub fn value_dim(&self) -> usize {
+        self.linear_num_value_heads * self.linear_value_head_dim
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -22,6 +56,8 @@ pub struct Config {
     pub tie_word_embeddings: bool,
     pub eos_token_ids: Vec<u32>,
     pub bos_token_id: Option<u32>,
+    /// Qwen3.5's layer types and linear-attention dims; None for dense models (qwen3).
+    pub hybrid: Option<HybridConfig>,
 }
 
 struct Fields<'a> {
@@ -77,11 +113,23 @@ impl Config {
         if !v.is_object() {
             return Err(Error::File { path: path.into(), detail: "expected a JSON object".into() });
         }
-        let f = Fields { v: &v, path: path.into() };
-        let model_type = v.get("model_type").and_then(|x| x.as_str()).ok_or_else(|| f.err("model_type", "missing or not a string"))?.to_string();
+        let top = Fields { v: &v, path: path.into() };
+        let model_type = v.get("model_type").and_then(|x| x.as_str()).ok_or_else(|| top.err("model_type", "missing or not a string"))?.to_string();
         if !KNOWN_MODEL_TYPES.contains(&model_type.as_str()) {
-            return Err(f.err("model_type", &format!("unknown architecture `{model_type}` (this build knows: {})", KNOWN_MODEL_TYPES.join(", "))));
+            return Err(top.err("model_type", &format!("unknown architecture `{model_type}` (this build knows: {})", KNOWN_MODEL_TYPES.join(", "))));
         }
+        // the vision-language wrapper: the text model's fields live in text_config
+        let text = if model_type == "qwen3_5" {
+            let tc = v.get("text_config").filter(|t| t.is_object()).ok_or_else(|| top.err("text_config", "missing or not an object (model_type qwen3_5)"))?;
+            if let Some(mt) = tc.get("model_type").filter(|m| m.as_str() != Some("qwen3_5_text")) {
+                return Err(top.err("text_config.model_type", &format!("expected \"qwen3_5_text\", got {mt}")));
+            }
+            tc
+        } else {
+            &v
+        };
+        let f = Fields { v: text, path: if model_type == "qwen3_5" { format!("{path} (text_config)") } else { path.into() } };
+        let v = text;
         let hidden_size = f.usize("hidden_size")?;
         let num_attention_heads = f.usize("num_attention_heads")?;
         let num_key_value_heads = f.opt_usize("num_key_value_heads")?.unwrap_or(num_attention_heads);
@@ -98,16 +146,26 @@ impl Config {
             return Err(f.err("rope_theta", "missing (looked at the top level and in rope_parameters)"));
         };
         let eps = f.f64("rms_norm_eps")?;
-        let tie = match v.get("tie_word_embeddings") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(x) => return Err(f.err("tie_word_embeddings", &format!("expected true or false, got {x}"))),
+        // the text config's own value, else the wrapper's
+        let tie_of = |fl: &Fields| -> Result<Option<bool>> {
+            match fl.v.get("tie_word_embeddings") {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Bool(b)) => Ok(Some(*b)),
+                Some(x) => Err(fl.err("tie_word_embeddings", &format!("expected true or false, got {x}"))),
+            }
         };
+        let tie = tie_of(&f)?.or(tie_of(&top)?).unwrap_or(false);
+        let mut eos_token_ids = f.ids("eos_token_id")?;
+        if eos_token_ids.is_empty() {
+            eos_token_ids = top.ids("eos_token_id")?;
+        }
+        let num_hidden_layers = f.usize("num_hidden_layers")?;
+        let hybrid = if model_type == "qwen3" { None } else { Some(hybrid(&f, num_hidden_layers, head_dim)?) };
         Ok(Config {
             model_type,
             hidden_size,
             intermediate_size: f.usize("intermediate_size")?,
-            num_hidden_layers: f.usize("num_hidden_layers")?,
+            num_hidden_layers,
             num_attention_heads,
             num_key_value_heads,
             head_dim,
@@ -116,10 +174,69 @@ impl Config {
             vocab_size: f.usize("vocab_size")?,
             max_position_embeddings: f.opt_usize("max_position_embeddings")?.unwrap_or(32768),
             tie_word_embeddings: tie,
-            eos_token_ids: f.ids("eos_token_id")?,
+            eos_token_ids,
             bos_token_id: f.ids("bos_token_id")?.first().copied(),
+            hybrid,
         })
     }
+}
+
+/// Qwen3.5's fields: layer_types (or full_attention_interval), the linear-attention dims, the
+/// partial rotary factor; the output-gated attention is required.
+fn hybrid(f: &Fields, layers: usize, head_dim: usize) -> Result<HybridConfig> {
+    let v = f.v;
+    let layer_types = match v.get("layer_types") {
+        Some(Value::Array(a)) => {
+            if a.len() != layers {
+                return Err(f.err("layer_types", &format!("{} entries for num_hidden_layers {layers}", a.len())));
+            }
+            a.iter()
+                .map(|x| match x.as_str() {
+                    Some("linear_attention") => Ok(LayerType::Linear),
+                    Some("full_attention") => Ok(LayerType::Full),
+                    _ => Err(f.err("layer_types", &format!("expected \"linear_attention\" or \"full_attention\", got {x}"))),
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        None | Some(Value::Null) => {
+            // transformers' default: every full_attention_interval-th layer is full attention
+            let every = f.opt_usize("full_attention_interval")?.unwrap_or(4);
+            (0..layers).map(|i| if (i + 1) % every == 0 { LayerType::Full } else { LayerType::Linear }).collect()
+        }
+        Some(x) => return Err(f.err("layer_types", &format!("expected a list, got {x}"))),
+    };
+    if let Some(g) = v.get("attn_output_gate") {
+        if g.as_bool() != Some(true) {
+            return Err(f.err("attn_output_gate", &format!("only the output-gated attention of Qwen3.5 is implemented, got {g}")));
+        }
+    }
+    let factor = match v.get("rope_parameters").and_then(|rp| rp.get("partial_rotary_factor")).or(v.get("partial_rotary_factor")) {
+        None | Some(Value::Null) => 1.0,
+        Some(x) => x.as_f64().filter(|p| *p > 0.0 && *p <= 1.0).ok_or_else(|| f.err("partial_rotary_factor", &format!("expected a number in (0, 1], got {x}")))?,
+    };
+    let rotary_dim = (head_dim as f64 * factor) as usize;
+    if rotary_dim == 0 || rotary_dim % 2 != 0 {
+        return Err(f.err("partial_rotary_factor", &format!("{factor} of head_dim {head_dim} gives {rotary_dim} rotary dims (must be even and > 0)")));
+    }
+    let h = HybridConfig {
+        layer_types,
+        linear_num_key_heads: f.usize("linear_num_key_heads")?,
+        linear_num_value_heads: f.usize("linear_num_value_heads")?,
+        linear_key_head_dim: f.usize("linear_key_head_dim")?,
+        linear_value_head_dim: f.usize("linear_value_head_dim")?,
+        linear_conv_kernel_dim: f.usize("linear_conv_kernel_dim")?,
+        rotary_dim,
+    };
+    if h.linear_num_value_heads % h.linear_num_key_heads != 0 {
+        return Err(f.err(
+            "linear_num_value_heads",
+            &format!("{} is not a multiple of linear_num_key_heads {}", h.linear_num_value_heads, h.linear_num_key_heads),
+        ));
+    }
+    if h.linear_conv_kernel_dim < 2 {
+        return Err(f.err("linear_conv_kernel_dim", &format!("{} must be at least 2", h.linear_conv_kernel_dim)));
+    }
+    Ok(h)
 }
 
 #[cfg(test)]
@@ -138,6 +255,33 @@ mod tests {
     fn unknown_architecture_is_named() {
         let e = Config::parse(&OK.replace("\"qwen3\"", "\"mamba9\""), "m/config.json").unwrap_err().to_string();
         assert!(e.contains("m/config.json") && e.contains("model_type") && e.contains("mamba9"), "{e}");
+    }
+    const Q35: &str = r#"{"model_type":"qwen3_5_text","hidden_size":128,"intermediate_size":256,"num_hidden_layers":4,
+        "num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,"rms_norm_eps":1e-6,"vocab_size":512,
+        "layer_types":["linear_attention","linear_attention","linear_attention","full_attention"],
+        "linear_num_key_heads":2,"linear_num_value_heads":4,"linear_key_head_dim":32,"linear_value_head_dim":32,
+        "linear_conv_kernel_dim":4,"tie_word_embeddings":true,"eos_token_id":511,
+        "rope_parameters":{"rope_theta":1e7,"partial_rotary_factor":0.25}}"#;
+    #[test]
+    fn qwen3_5_text_and_the_vl_wrapper() {
+        let c = Config::parse(Q35, "config.json").unwrap();
+        let h = c.hybrid.as_ref().unwrap();
+        assert_eq!(h.rotary_dim, 16);
+        assert_eq!(h.conv_dim(), 256);
+        assert_eq!(h.layer_types[3], LayerType::Full);
+        let vl = format!(r#"{{"model_type":"qwen3_5","tie_word_embeddings":true,"text_config":{}}}"#, Q35.replace("\"eos_token_id\":511", "\"eos_token_id\":[511]"));
+        let c2 = Config::parse(&vl, "config.json").unwrap();
+        assert_eq!(c2.hybrid, c.hybrid);
+        assert_eq!((c2.hidden_size, c2.eos_token_ids.clone(), c2.tie_word_embeddings), (128, vec![511], true));
+        // errors name the field, inside text_config for the wrapper
+        let e = Config::parse(&vl.replace("\"linear_num_key_heads\":2,", ""), "m/config.json").unwrap_err().to_string();
+        assert!(e.contains("m/config.json") && e.contains("text_config") && e.contains("linear_num_key_heads"), "{e}");
+        let e = Config::parse(&Q35.replace("\"full_attention\"]", "\"mamba\"]"), "config.json").unwrap_err().to_string();
+        assert!(e.contains("layer_types") && e.contains("mamba"), "{e}");
+        let e = Config::parse(&Q35.replace("\"linear_num_value_heads\":4", "\"linear_num_value_heads\":3"), "config.json").unwrap_err().to_string();
+        assert!(e.contains("linear_num_value_heads"), "{e}");
+        let e = Config::parse(r#"{"model_type":"qwen3_5"}"#, "config.json").unwrap_err().to_string();
+        assert!(e.contains("text_config"), "{e}");
     }
     #[test]
     fn bad_field_is_named() {

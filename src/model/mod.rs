@@ -2,6 +2,8 @@
 pub mod config;
 pub mod safetensors;
 pub mod qwen3;
+pub mod qwen3_5;
+pub mod arch;
 pub mod tokenizer;
 pub mod default;
 pub mod shapes;

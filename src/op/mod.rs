@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 pub enum Op {
     /// table [V, D] (float), ids [T] (u32) -> out [T, D]. An id >= V yields a row of zeros.
     Embedding,
+    /// One shard of an embedding table too large for one binding: table [Vs, D] holds vocabulary
+    /// rows first..first+Vs; ids [T] (u32) -> out [T, D] (in-out): out[t] = table[ids[t] - first]
+    /// where first <= ids[t] < first + Vs, other rows untouched. Shards covering the vocabulary
+    /// together do what `Embedding` does.
+    EmbeddingShard { first: usize },
     /// x [.., D], w [D] -> y [.., D]: y = x / sqrt(mean(x^2) + eps) * w, or * (1 + w) with
     /// `unit_offset` (Gemma / Qwen3.5 style). Per-head q/k norm is this op over [T, H, Dh].
     RmsNorm { eps: f32, unit_offset: bool },
@@ -49,18 +54,61 @@ pub enum Op {
     Copy,
     /// x -> y, float to float dtype, round to nearest even, same element count
     Cast,
+    /// Depthwise causal conv1d over the sequence, then SiLU (Qwen3.5's linear-attention conv):
+    /// x [T, C], w [C, K], state [K-1, C] -> y [T, C], state_out [K-1, C].
+    /// With xp = cat(state, x) ([K-1+T, C], the previous K-1 inputs oldest first):
+    /// y[t, c] = silu(sum_j w[c, j] * xp[t + j, c]) (w[c, K-1] weighs the current token; a
+    /// cross-correlation, as F.conv1d), state_out = the last K-1 rows of xp. A fresh sequence
+    /// passes a zero state.
+    CausalConv1d,
+    /// The decode step of `CausalConv1d`: the same contract with T = 1; the state rolls by one
+    /// token (state_out = cat(state[1..], x)).
+    CausalConv1dUpdate,
+    /// The gated delta rule (Qwen3.5 Gated DeltaNet), step by step over the tokens:
+    /// qkv [T, 2*nk*dk + nv*dv] (channels [q | k | v], each head-major: the conv output),
+    /// b [T, nv], a [T, nv], a_log [nv], dt_bias [nv], state [nv, dk, dv] (f32)
+    /// -> o [T, nv, dv], state_out [nv, dk, dv] (f32).
+    /// Per token t and value head h (key head h / (nv / nk): transformers' repeat_interleave):
+    /// q, k = l2norm(q), l2norm(k) (x / sqrt(sum x^2 + 1e-6)), q /= sqrt(dk);
+    /// beta = sigmoid(b), g = -exp(a_log) * softplus(a + dt_bias);
+    /// S *= exp(g); delta = (v - kᵀS) * beta; S += k deltaᵀ; o = qᵀS (read after the update).
+    GdnRecurrent,
+    /// The same rule and contract as `GdnRecurrent`, computed in chunks of `GDN_CHUNK` tokens (the
+    /// prefill form: intra-chunk work as matrix products, the state carried between chunks). The
+    /// reference for both is the recurrence.
+    GdnChunked,
+    /// Gated RMSNorm (Qwen3.5's linear-attention output norm): x [.., D], z [.., D], w [D] -> y =
+    /// x / sqrt(mean(x^2) + eps) * w * silu(z) (norm before gate; a plain weight, not 1 + w).
+    RmsNormGated { eps: f32 },
+    /// Qwen3.5's full-attention block between the projections and o_proj, as one op:
+    /// qg [T, Hq, 2*Dh] (per head: query | output gate, as q_proj lays them out), k [T, Hkv, Dh],
+    /// v [T, Hkv, Dh], q_norm [Dh], k_norm [Dh], cos [P, R/2] (f32), sin [P, R/2] (f32)
+    /// -> o [T, Hq, Dh], k_cache [S, Hkv, Dh], v_cache [S, Hkv, Dh].
+    /// q = rope(rms_norm(q, 1 + q_norm)), k = rope(rms_norm(k, 1 + k_norm)) at positions
+    /// n_past + t, NeoX rotate-half on the first R = `rotary_dim` dims; k and v are written into
+    /// cache rows n_past..n_past+T (the caches are in-out: rows below n_past are read, rows past
+    /// n_past+T untouched); o = attention(q, cache, n_past, scale) * sigmoid(gate).
+    GatedAttention { n_past: usize, scale: f32, eps: f32, rotary_dim: usize },
 }
 
+/// Chunk length of `Op::GdnChunked` (transformers' torch_chunk_gated_delta_rule uses 64).
+pub const GDN_CHUNK: usize = 64;
+
+/// l2norm's epsilon in the gated delta rule (inside the square root, transformers' l2norm).
+pub const GDN_L2_EPS: f64 = 1e-6;
+
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 14] = [
+pub const OP_NAMES: [&str; 21] = [
     "embedding", "rms_norm", "add_rms_norm", "rms_norm_rope", "linear", "rope", "attention", "swiglu", "add", "softmax", "argmax",
-    "topk", "copy", "cast",
+    "topk", "copy", "cast", "embedding_shard", "causal_conv1d", "causal_conv1d_update", "gdn_recurrent", "gdn_chunked", "rms_norm_gated",
+    "gated_attention",
 ];
 
 impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::Embedding => "embedding",
+            Op::EmbeddingShard { .. } => "embedding_shard",
             Op::RmsNorm { .. } => "rms_norm",
             Op::RmsNormRope { .. } => "rms_norm_rope",
             Op::AddRmsNorm { .. } => "add_rms_norm",
@@ -74,6 +122,12 @@ impl Op {
             Op::TopK { .. } => "topk",
             Op::Copy => "copy",
             Op::Cast => "cast",
+            Op::CausalConv1d => "causal_conv1d",
+            Op::CausalConv1dUpdate => "causal_conv1d_update",
+            Op::GdnRecurrent => "gdn_recurrent",
+            Op::GdnChunked => "gdn_chunked",
+            Op::RmsNormGated { .. } => "rms_norm_gated",
+            Op::GatedAttention { .. } => "gated_attention",
         }
     }
 }
@@ -125,13 +179,17 @@ impl OpDesc {
         let name = self.op.name();
         let bad = |detail: String| Err(Error::shape(name, detail));
         let (ni, no) = match &self.op {
-            Op::Embedding | Op::Linear | Op::SwiGlu | Op::Add | Op::RmsNorm { .. } => (2, 1),
+            Op::Embedding | Op::EmbeddingShard { .. } | Op::Linear | Op::SwiGlu | Op::Add | Op::RmsNorm { .. } => (2, 1),
             Op::Rope { .. } => (4, 1),
             Op::RmsNormRope { .. } => (5, 1),
             Op::AddRmsNorm { .. } => (3, 2),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
+            Op::CausalConv1d | Op::CausalConv1dUpdate => (3, 2),
+            Op::GdnRecurrent | Op::GdnChunked => (6, 2),
+            Op::RmsNormGated { .. } => (3, 1),
+            Op::GatedAttention { .. } => (7, 3),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 { 1 } else { ni };
         if self.inputs.len() != ni || self.outputs.len() != no {
@@ -151,7 +209,7 @@ impl OpDesc {
             }
         };
         match &self.op {
-            Op::Embedding => {
+            Op::Embedding | Op::EmbeddingShard { .. } => {
                 float(&i[0], "table")?;
                 dtype_is(&i[1], DType::U32, "ids")?;
                 float(&o[0], "out")?;
@@ -241,9 +299,87 @@ impl OpDesc {
                 float(&i[0], "x")?; float(&o[0], "y")?;
                 if i[0].numel() != o[0].numel() { return bad("element counts differ".into()); }
             }
+            Op::CausalConv1d | Op::CausalConv1dUpdate => {
+                for (t, w) in [(&i[0], "x"), (&i[1], "w"), (&i[2], "state"), (&o[0], "y"), (&o[1], "state_out")] { float(t, w)?; }
+                if i[0].shape.len() != 2 || i[1].shape.len() != 2 {
+                    return bad(format!("x [T, C] and w [C, K], got [{}] and [{}]", shape_str(&i[0].shape), shape_str(&i[1].shape)));
+                }
+                let (t, c, k) = (i[0].shape[0], i[0].shape[1], i[1].shape[1]);
+                if i[1].shape[0] != c || k < 2 { return bad(format!("w must be [{c}, K] with K >= 2, got [{}]", shape_str(&i[1].shape))); }
+                if self.op == Op::CausalConv1dUpdate && t != 1 { return bad(format!("the update takes one token, got T = {t}")); }
+                if i[2].shape != [k - 1, c] { return bad(format!("state must be [{}, {c}], got [{}]", k - 1, shape_str(&i[2].shape))); }
+                same_shape(&i[0], &o[0], "x vs y")?;
+                same_shape(&i[2], &o[1], "state vs state_out")?;
+            }
+            Op::GdnRecurrent | Op::GdnChunked => {
+                for (t, w) in [(&i[0], "qkv"), (&i[1], "b"), (&i[2], "a"), (&i[3], "a_log"), (&i[4], "dt_bias"), (&o[0], "o")] { float(t, w)?; }
+                dtype_is(&i[5], DType::F32, "state")?;
+                dtype_is(&o[1], DType::F32, "state_out")?;
+                gdn_dims(&i[0].shape, &i[5].shape).map_err(|d| Error::shape(name, d))?;
+                let (t, nv) = (i[0].shape[0], i[5].shape[0]);
+                for (x, w) in [(&i[1], "b"), (&i[2], "a")] {
+                    if x.shape != [t, nv] { return bad(format!("{w} must be [{t}, {nv}], got [{}]", shape_str(&x.shape))); }
+                }
+                for (x, w) in [(&i[3], "a_log"), (&i[4], "dt_bias")] {
+                    if x.shape != [nv] { return bad(format!("{w} must be [{nv}], got [{}]", shape_str(&x.shape))); }
+                }
+                if o[0].shape != [t, nv, i[5].shape[2]] { return bad(format!("o must be [{t}, {nv}, {}], got [{}]", i[5].shape[2], shape_str(&o[0].shape))); }
+                same_shape(&i[5], &o[1], "state vs state_out")?;
+            }
+            Op::RmsNormGated { .. } => {
+                float(&i[0], "x")?; float(&i[1], "z")?; float(&i[2], "w")?; float(&o[0], "y")?;
+                let d = *i[0].shape.last().unwrap_or(&0);
+                if i[2].shape != [d] || d == 0 { return bad(format!("w must be [{d}], got [{}]", shape_str(&i[2].shape))); }
+                same_shape(&i[0], &i[1], "x vs z")?;
+                same_shape(&i[0], &o[0], "x vs y")?;
+            }
+            Op::GatedAttention { n_past, rotary_dim, .. } => {
+                for (t, w) in [(&i[0], "qg"), (&i[1], "k"), (&i[2], "v"), (&i[3], "q_norm"), (&i[4], "k_norm"), (&o[0], "o"), (&o[1], "k_cache"), (&o[2], "v_cache")] {
+                    float(t, w)?;
+                }
+                dtype_is(&i[5], DType::F32, "cos")?; dtype_is(&i[6], DType::F32, "sin")?;
+                if i[0].shape.len() != 3 || i[1].shape.len() != 3 || o[1].shape.len() != 3 {
+                    return bad("qg [T, Hq, 2*Dh], k/v [T, Hkv, Dh], caches [S, Hkv, Dh]".into());
+                }
+                let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2] / 2);
+                let (s, hkv) = (o[1].shape[0], o[1].shape[1]);
+                if dh == 0 || i[0].shape[2] != 2 * dh { return bad(format!("qg's last dim must be 2 * head_dim, got {}", i[0].shape[2])); }
+                if i[1].shape != [t, hkv, dh] { return bad(format!("k must be [{t}, {hkv}, {dh}], got [{}]", shape_str(&i[1].shape))); }
+                same_shape(&i[1], &i[2], "k vs v")?;
+                if o[1].shape[2] != dh { return bad(format!("caches must be [S, {hkv}, {dh}], got [{}]", shape_str(&o[1].shape))); }
+                same_shape(&o[1], &o[2], "k_cache vs v_cache")?;
+                for (x, w) in [(&i[3], "q_norm"), (&i[4], "k_norm")] {
+                    if x.shape != [dh] { return bad(format!("{w} must be [{dh}], got [{}]", shape_str(&x.shape))); }
+                }
+                if hkv == 0 || hq % hkv != 0 { return bad(format!("Hq {hq} must be a multiple of Hkv {hkv}")); }
+                if *rotary_dim == 0 || rotary_dim % 2 != 0 || *rotary_dim > dh { return bad(format!("rotary_dim {rotary_dim} must be even, > 0, <= head_dim {dh}")); }
+                if i[5].shape.len() != 2 || i[5].shape[1] != rotary_dim / 2 || i[5].shape != i[6].shape {
+                    return bad(format!("cos and sin must be [P, {}]", rotary_dim / 2));
+                }
+                if n_past + t > s { return bad(format!("n_past {n_past} + T {t} exceeds cache capacity {s}")); }
+                if n_past + t > i[5].shape[0] { return bad(format!("positions up to {} exceed the RoPE table of {}", n_past + t, i[5].shape[0])); }
+                if o[0].shape != [t, hq, dh] { return bad(format!("o must be [{t}, {hq}, {dh}], got [{}]", shape_str(&o[0].shape))); }
+            }
         }
         Ok(())
     }
+}
+
+/// (T, nk, nv, dk, dv) of the gated delta rule from qkv [T, 2*nk*dk + nv*dv] and state [nv, dk, dv].
+pub fn gdn_dims(qkv: &[usize], state: &[usize]) -> std::result::Result<(usize, usize, usize, usize, usize), String> {
+    if qkv.len() != 2 || state.len() != 3 {
+        return Err(format!("qkv [T, C] and state [nv, dk, dv], got [{}] and [{}]", shape_str(qkv), shape_str(state)));
+    }
+    let (t, c) = (qkv[0], qkv[1]);
+    let (nv, dk, dv) = (state[0], state[1], state[2]);
+    if nv == 0 || dk == 0 || dv == 0 || c <= nv * dv || (c - nv * dv) % (2 * dk) != 0 {
+        return Err(format!("qkv width {c} must be 2 * nk * {dk} + {nv} * {dv} for some nk > 0"));
+    }
+    let nk = (c - nv * dv) / (2 * dk);
+    if nv % nk != 0 {
+        return Err(format!("value heads {nv} must be a multiple of key heads {nk}"));
+    }
+    Ok((t, nk, nv, dk, dv))
 }
 
 /// RoPE cos/sin tables [max_pos, rotary_dim/2], computed in f64 and rounded once to f32.

@@ -37,13 +37,22 @@ pub struct Case {
     pub op: Op,
     pub inputs: Vec<Input>,
     pub outputs: Vec<TensorDesc>,
+    /// Initial contents of in-out outputs (e.g. a KV cache the op appends to); `None`: the output
+    /// starts as a fill pattern, so an element the op never writes shows up as a mismatch.
+    pub out_init: Vec<Option<Init>>,
 }
 
 impl Case {
     /// Builds the id from the family, a tag (dtypes and parameters) and the first input's shape.
     pub fn new(family: &'static str, tag: &str, op: Op, inputs: Vec<Input>, outputs: Vec<TensorDesc>) -> Case {
         let id = format!("{family}[{tag},{}]", shape_str(&inputs[0].desc.shape));
-        Case { family, id, op, inputs, outputs }
+        let out_init = vec![None; outputs.len()];
+        Case { family, id, op, inputs, outputs, out_init }
+    }
+    /// Output `k` starts with `init` instead of the fill pattern (an in-out operand).
+    pub fn with_out_init(mut self, k: usize, init: Init) -> Case {
+        self.out_init[k] = Some(init);
+        self
     }
     pub fn desc(&self) -> OpDesc {
         OpDesc::new(self.op.clone(), self.inputs.iter().map(|i| i.desc.clone()).collect(), self.outputs.clone())

@@ -7,7 +7,12 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// (kind, model) pairs this crate can run. A manifest naming anything else fails the walk.
-pub const RUNNERS: [(&str, &str); 1] = [("model", "qwen3")];
+pub const RUNNERS: [(&str, &str); 2] = [("model", "qwen3"), ("model", "qwen3_5")];
+
+/// Whether the model gates run for this manifest (a model case with a runner).
+pub fn has_model_gate(m: &Manifest) -> bool {
+    m.kind == "model" && RUNNERS.contains(&("model", m.model.as_str()))
+}
 
 #[derive(Debug)]
 pub struct Manifest {

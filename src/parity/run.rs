@@ -1,5 +1,5 @@
 //! Running one case on one device against the CPU reference, with guard values around outputs.
-use super::case::Case;
+use super::case::{Case, Init, Input};
 use super::compare::{compare, tolerance};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Backend, Support};
@@ -28,13 +28,16 @@ struct Guarded {
     region: Tensor,
 }
 
-fn guarded(dev: &dyn Backend, d: &TensorDesc) -> Result<Guarded> {
+fn guarded(dev: &dyn Backend, d: &TensorDesc, init: Option<&Init>) -> Result<Guarded> {
     let n = d.numel();
     let total = GUARD + n + GUARD + (n % 2);
     let whole = dev.alloc(d.dtype, &[total])?;
     let mut bytes = vec![GUARD_BYTE; total * d.dtype.size()];
     let s = d.dtype.size();
-    bytes[GUARD * s..(GUARD + n) * s].fill(FILL_BYTE);
+    match init {
+        Some(init) => bytes[GUARD * s..(GUARD + n) * s].copy_from_slice(&Input { desc: d.clone(), init: init.clone() }.bytes()),
+        None => bytes[GUARD * s..(GUARD + n) * s].fill(FILL_BYTE),
+    }
     dev.upload(&whole, &bytes)?;
     let region = whole.view(GUARD, &d.shape)?;
     Ok(Guarded { whole, region })
@@ -42,6 +45,12 @@ fn guarded(dev: &dyn Backend, d: &TensorDesc) -> Result<Guarded> {
 
 /// Runs `case` on `dev`; returns the bytes of each output region, after checking every guard.
 pub fn execute(case: &Case, dev: &dyn Backend) -> std::result::Result<Vec<Vec<u8>>, String> {
+    execute_with(case, dev, &|i, o| dev.run(&case.op, i, o))
+}
+
+/// `execute` with the op recorded by `run` instead of `dev.run` (tests that run a deliberately
+/// broken kernel variant through the same guarded comparison).
+pub fn execute_with(case: &Case, dev: &dyn Backend, run: &dyn Fn(&[&Tensor], &[&Tensor]) -> Result<()>) -> std::result::Result<Vec<Vec<u8>>, String> {
     let e = |err: crate::error::Error| err.to_string();
     // Inputs also sit between guards, filled with all-ones bits (NaN for floats, u32::MAX for
     // ids): a kernel that reads past an input picks up NaN or an out-of-range id and goes red.
@@ -55,10 +64,10 @@ pub fn execute(case: &Case, dev: &dyn Backend) -> std::result::Result<Vec<Vec<u8
         dev.upload(&whole, &bytes).map_err(e)?;
         ins.push(whole.view(GUARD, &i.desc.shape).map_err(e)?);
     }
-    let outs: Vec<Guarded> = case.outputs.iter().map(|d| guarded(dev, d)).collect::<Result<_>>().map_err(e)?;
+    let outs: Vec<Guarded> = case.outputs.iter().zip(&case.out_init).map(|(d, init)| guarded(dev, d, init.as_ref())).collect::<Result<_>>().map_err(e)?;
     let in_refs: Vec<&Tensor> = ins.iter().collect();
     let out_refs: Vec<&Tensor> = outs.iter().map(|g| &g.region).collect();
-    dev.run(&case.op, &in_refs, &out_refs).map_err(e)?;
+    run(&in_refs, &out_refs).map_err(e)?;
     dev.flush().map_err(e)?;
     let mut result = Vec::new();
     for (k, g) in outs.iter().enumerate() {
@@ -95,6 +104,11 @@ pub fn check(case: &Case, dev: &dyn Backend, want: &std::result::Result<Vec<Vec<
         Ok(g) => g,
         Err(m) => return Outcome::Fail { error: m },
     };
+    compare_outputs(case, &got, want)
+}
+
+/// Compares `got` (from `execute` / `execute_with`) with the reference, output by output.
+pub fn compare_outputs(case: &Case, got: &[Vec<u8>], want: &[Vec<u8>]) -> Outcome {
     let (mut compared, mut nmse) = (0usize, 0f64);
     for (k, d) in case.outputs.iter().enumerate() {
         match compare(d.dtype, &got[k], &want[k], tolerance(case.family, d.dtype)) {

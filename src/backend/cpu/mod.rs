@@ -2,18 +2,24 @@
 //! (exact for f16/bf16), math is done in f64 where it accumulates, results are rounded once to the
 //! output dtype (round to nearest even). Everything else is checked against this.
 mod attention;
+mod attn_gate;
+mod conv;
 mod elementwise;
 mod embed;
+mod gdn;
 mod linear;
 mod norm;
 mod reduce;
 mod rope;
 
 pub use attention::attention;
+pub use attn_gate::{gated_attention, qk_preamble, split_q_gate, AttnGateDims};
+pub use conv::{causal_conv1d, silu};
+pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
 pub use elementwise::{add, swiglu};
 pub use embed::embedding;
 pub use linear::linear;
-pub use norm::rms_norm;
+pub use norm::{rms_norm, rms_norm_gated};
 pub use reduce::{argmax, softmax, topk};
 pub use rope::rope;
 
@@ -125,6 +131,19 @@ impl Backend for CpuBackend {
                 let y = embedding(&self.f32s(i[0])?, d, &self.u32s(i[1])?);
                 self.put(o[0], &y)
             }
+            Op::EmbeddingShard { first } => {
+                let (vs, d) = (i[0].shape[0], i[0].shape[1]);
+                let table = self.f32s(i[0])?;
+                let mut y = self.read(o[0])?;
+                let s = o[0].dtype.size();
+                for (t, &id) in self.u32s(i[1])?.iter().enumerate() {
+                    let r = (id as usize).wrapping_sub(*first);
+                    if r < vs {
+                        y[t * d * s..(t + 1) * d * s].copy_from_slice(&o[0].dtype.encode_f32(&table[r * d..(r + 1) * d]));
+                    }
+                }
+                self.write(o[0], &y)
+            }
             Op::RmsNorm { eps, unit_offset } => {
                 let d = i[1].shape[0];
                 let y = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, d, *eps, *unit_offset);
@@ -180,6 +199,38 @@ impl Backend for CpuBackend {
                 self.write(o[0], &b)
             }
             Op::Cast => self.put(o[0], &self.f32s(i[0])?),
+            Op::CausalConv1d | Op::CausalConv1dUpdate => {
+                let (t, c, k) = (i[0].shape[0], i[0].shape[1], i[1].shape[1]);
+                let (y, st) = causal_conv1d(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, t, c, k);
+                self.put(o[0], &y)?;
+                self.put(o[1], &st)
+            }
+            // the recurrence is the definition: the reference for the chunked op too
+            Op::GdnRecurrent | Op::GdnChunked => {
+                let (t, nk, nv, dk, dv) = crate::op::gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
+                let f = |k: usize| self.f32s(i[k]);
+                let (y, st) = gdn_recurrent(&f(0)?, &f(1)?, &f(2)?, &f(3)?, &f(4)?, &f(5)?, GdnDims { t, nk, nv, dk, dv });
+                self.put(o[0], &y)?;
+                self.put(o[1], &st)
+            }
+            Op::RmsNormGated { eps } => {
+                let d = i[2].shape[0];
+                self.put(o[0], &rms_norm_gated(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, d, *eps))
+            }
+            Op::GatedAttention { n_past, scale, eps, rotary_dim } => {
+                let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2] / 2);
+                let hkv = i[1].shape[1];
+                let d = AttnGateDims { t, hq, hkv, dh, rot: *rotary_dim, n_past: *n_past };
+                let (q, gate) = split_q_gate(&self.f32s(i[0])?, t, hq, dh);
+                let (q, k) = qk_preamble(&q, &self.f32s(i[1])?, &self.f32s(i[3])?, &self.f32s(i[4])?, &self.f32s(i[5])?, &self.f32s(i[6])?, d, *eps)?;
+                // k and v land in the cache rows n_past..n_past+T (in the cache's dtype); attention
+                // then reads the cache as stored
+                let rows = t * hkv * dh;
+                self.put(&o[1].view(n_past * hkv * dh, &[rows])?, &k)?;
+                self.put(&o[2].view(n_past * hkv * dh, &[rows])?, &self.f32s(i[2])?)?;
+                let y = gated_attention(&q, &gate, &self.f32s(o[1])?, &self.f32s(o[2])?, d, *scale);
+                self.put(o[0], &y)
+            }
         }
     }
 

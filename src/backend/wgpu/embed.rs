@@ -1,4 +1,5 @@
 //! embedding: shaders/embedding.wgsl. out[t, :] = table[ids[t], :], zeros for an id >= V.
+//! embedding_shard: the rows whose id falls in the shard [first, first + V), others untouched.
 //! Same dtype in and out copies raw bits (variant `raw`); otherwise each element is decoded to f32
 //! and re-encoded in the output dtype (variant `cvt`), the same rounding as the host encoder.
 use super::kernel::{grid, read, write, KernelKey};
@@ -19,22 +20,31 @@ struct Params {
     n: u32,
     d: u32,
     v: u32,
-    pad: u32,
+    /// first vocabulary row of the table (embedding_shard)
+    first: u32,
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 48);
 
 pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
     // Element indices are u32 in the kernel.
     let n = desc.outputs[0].numel().max(desc.inputs[0].numel());
-    if n as u64 >= u32::MAX as u64 {
+    let first = match desc.op {
+        Op::EmbeddingShard { first } => first,
+        _ => 0,
+    };
+    if n as u64 >= u32::MAX as u64 || (first + desc.inputs[0].shape[0]) as u64 >= u32::MAX as u64 {
         return Support::No(format!("{n} elements exceed u32 indexing"));
     }
     Support::Yes
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    debug_assert_eq!(*op, Op::Embedding);
     let (table, ids, y) = (i[0], i[1], o[0]);
+    let (entry, first) = match op {
+        Op::Embedding => ("embedding", 0),
+        Op::EmbeddingShard { first } => ("embedding_shard", *first),
+        _ => unreachable!("embed::record got {}", op.name()),
+    };
     let (v, d) = (table.shape[0], table.shape[1]);
     let n = y.numel();
     if n == 0 {
@@ -42,11 +52,11 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     }
     let raw = table.dtype == y.dtype;
     let key = KernelKey {
-        entry: "embedding",
+        entry,
         bindings: vec![read("table", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
         variant: if raw { "raw".into() } else { "cvt".into() },
     };
-    let p = Params { offs: [0; 8], n: n as u32, d: d as u32, v: v.min(u32::MAX as usize) as u32, pad: 0 };
+    let p = Params { offs: [0; 8], n: n as u32, d: d as u32, v: v.min(u32::MAX as usize) as u32, first: first.min(u32::MAX as usize) as u32 };
     let groups = (n.div_ceil(2) as u32).div_ceil(WG);
     let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
     b.dispatch(&key, SRC, &consts, bytemuck::bytes_of(&p), &[table, ids, y], grid(groups))

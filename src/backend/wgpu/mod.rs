@@ -5,10 +5,14 @@
 //! forward step is one submit. Params go to a uniform arena (one 256-byte slot per dispatch) that is
 //! written once per submit.
 mod attention;
+mod attn_gate;
 mod bandwidth;
 mod context;
+mod conv1d;
 mod elementwise;
 mod embed;
+mod gated_norm;
+mod gdn;
 pub mod kernel;
 mod linear;
 mod norm;
@@ -44,6 +48,36 @@ impl WgpuBackend {
     }
 }
 
+/// Deliberately broken variants of kernels, for the tests that show the parity cases catch exactly
+/// these bugs (tests/ops.rs `teeth::*`). Never used outside tests.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broken {
+    /// gated_attention with its output binding compiled for the INPUT dtype (the known bug:
+    /// bf16 bits written through f32 pointers)
+    OutDtypeFromInput,
+    /// gdn_chunked decaying the carried state by the cumulative gate one token before the chunk
+    /// boundary
+    ChunkBoundaryOffByOne,
+}
+
+impl WgpuBackend {
+    /// Records `op` through a broken variant (tests only; see `Broken`).
+    #[doc(hidden)]
+    pub fn run_broken(&self, op: &Op, inputs: &[&Tensor], outputs: &[&Tensor], broken: Broken) -> Result<()> {
+        let desc = OpDesc::of(op, inputs, outputs);
+        if let Support::No(r) = self.supports(&desc) {
+            return Err(unsupported(&desc, &self.name, &r));
+        }
+        let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
+        match (op, broken) {
+            (Op::GatedAttention { .. }, Broken::OutDtypeFromInput) => attn_gate::record_impl(self, op, inputs, outputs, inputs[0].dtype),
+            (Op::GdnChunked, Broken::ChunkBoundaryOffByOne) => gdn::record_impl(self, op, inputs, outputs, true),
+            _ => Err(crate::error::Error::Other(format!("no broken variant {broken:?} of {}", op.name()))),
+        }
+    }
+}
+
 impl Backend for WgpuBackend {
     fn name(&self) -> String {
         self.name.clone()
@@ -54,7 +88,7 @@ impl Backend for WgpuBackend {
             return Support::No(r);
         }
         match &desc.op {
-            Op::Embedding => embed::supports(self, desc),
+            Op::Embedding | Op::EmbeddingShard { .. } => embed::supports(self, desc),
             Op::RmsNorm { .. } => norm::supports(self, desc),
             Op::RmsNormRope { .. } => norm_rope::supports(self, desc),
             Op::AddRmsNorm { .. } => norm::supports(self, desc),
@@ -63,6 +97,10 @@ impl Backend for WgpuBackend {
             Op::Attention { .. } => attention::supports(self, desc),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::supports(self, desc),
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::supports(self, desc),
+            Op::CausalConv1d | Op::CausalConv1dUpdate => conv1d::supports(self, desc),
+            Op::GdnRecurrent | Op::GdnChunked => gdn::supports(self, desc),
+            Op::RmsNormGated { .. } => gated_norm::supports(self, desc),
+            Op::GatedAttention { .. } => attn_gate::supports(self, desc),
         }
     }
 
@@ -86,8 +124,9 @@ impl Backend for WgpuBackend {
         for t in inputs.iter().chain(outputs) {
             self.storage(t)?;
         }
+        let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
         match op {
-            Op::Embedding => embed::record(self, op, inputs, outputs),
+            Op::Embedding | Op::EmbeddingShard { .. } => embed::record(self, op, inputs, outputs),
             Op::RmsNorm { .. } => norm::record(self, op, inputs, outputs),
             Op::RmsNormRope { .. } => norm_rope::record(self, op, inputs, outputs),
             Op::AddRmsNorm { .. } => norm::record_add(self, op, inputs, outputs),
@@ -96,6 +135,10 @@ impl Backend for WgpuBackend {
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::record(self, op, inputs, outputs),
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::record(self, op, inputs, outputs),
+            Op::CausalConv1d | Op::CausalConv1dUpdate => conv1d::record(self, op, inputs, outputs),
+            Op::GdnRecurrent | Op::GdnChunked => gdn::record(self, op, inputs, outputs),
+            Op::RmsNormGated { .. } => gated_norm::record(self, op, inputs, outputs),
+            Op::GatedAttention { .. } => attn_gate::record(self, op, inputs, outputs),
         }
     }
 

@@ -1,7 +1,8 @@
-//! Case generators, one file per op family. Loops over dtypes x shapes, odd sizes included.
+//! Case generators, one file per op family (gdn.rs: Qwen3.5's). Loops over dtypes x shapes, odd sizes included.
 mod attention;
 mod elementwise;
 mod embed;
+mod gdn;
 mod linear;
 mod norm;
 mod reduce;
@@ -21,6 +22,10 @@ pub fn all() -> Vec<Case> {
     v.extend(attention::cases());
     v.extend(elementwise::cases());
     v.extend(reduce::cases());
+    v.extend(gdn::conv_cases());
+    v.extend(gdn::gdn_cases());
+    v.extend(gdn::gated_norm_cases());
+    v.extend(gdn::gated_attention_cases());
     v
 }
 

@@ -1,0 +1,205 @@
+//! The native module's host side, shared by the `cuda` and `hip` backends.
+//!
+//! Both run the same HIP C++ kernels under hip/: `hip` compiles them with hiprtc for the device's
+//! gfx arch, `cuda` with NVRTC after the compat prelude hip/cuda_prelude.h. What differs between
+//! the two is only a [`Runtime`]: device memory, compiling (cached on disk by source hash and
+//! arch), launching. Everything else (which kernel runs an op, its grid and arguments, what is
+//! refused and why) lives here once, in [`plan`].
+//!
+//! Device memory is device-only (no managed memory, no host fallback): an op the kernels do not
+//! cover is refused by name in `supports`, and `run` refuses it with `Error::Unsupported`.
+#[cfg(all(test, feature = "cuda"))]
+mod emu;
+pub mod plan;
+pub mod source;
+
+use super::{unsupported, Backend, Support};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{Op, OpDesc};
+use crate::tensor::{Storage, Tensor};
+use std::any::Any;
+use std::sync::Arc;
+
+/// One kernel argument, passed by value.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    /// a device address (a tensor's first element)
+    Ptr(u64),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+}
+
+/// A compiled kernel function, as the runtime's opaque handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Func(pub u64);
+
+/// Loaded functions by module and entry (looked up on every launch without allocating).
+pub type FuncCache = std::sync::Mutex<std::collections::HashMap<ModuleKey, std::collections::HashMap<&'static str, Func>>>;
+
+/// Each argument in its own 8-byte slot. Little endian: a slot's address is also the address of
+/// a u32 or f32 argument, so `cuLaunchKernel` / `hipModuleLaunchKernel` read each at its size.
+pub fn arg_slots(args: &[Arg]) -> Vec<u64> {
+    args.iter()
+        .map(|a| match *a {
+            Arg::Ptr(p) | Arg::U64(p) => p,
+            Arg::U32(x) => x as u64,
+            Arg::F32(x) => x.to_bits() as u64,
+        })
+        .collect()
+}
+
+/// `rms_norm (rms_norm.hip[T_X=wg_bf16,...], grid 5x1)`, for errors.
+pub fn launch_label(l: &plan::Launch) -> String {
+    format!("{} ({}, grid {}x{})", l.entry, l.module.label(), l.grid.0, l.grid.1)
+}
+
+/// One module to compile: a hip/ source file with its dtype substitutions (`T_X` -> `wg_bf16` ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModuleKey {
+    pub file: &'static str,
+    pub defines: Vec<(&'static str, &'static str)>,
+}
+
+impl ModuleKey {
+    /// `rms_norm.hip[T_X=wg_bf16,T_W=float]`, for messages.
+    pub fn label(&self) -> String {
+        let d: Vec<String> = self.defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{}[{}]", self.file, d.join(","))
+    }
+}
+
+/// What a device runtime (CUDA driver + NVRTC, or HIP + hiprtc) provides.
+pub trait Runtime: Send + Sync + 'static {
+    /// `cuda/nvidia-h200`, `hip/amd-radeon-rx-7900-xtx`
+    fn name(&self) -> &str;
+    /// Lanes per wave (NVIDIA warp 32; RDNA 32; CDNA 64).
+    fn wave(&self) -> u32;
+    fn alloc(&self, bytes: usize) -> Result<u64>;
+    fn free(&self, ptr: u64);
+    fn upload(&self, ptr: u64, bytes: &[u8]) -> Result<()>;
+    fn download(&self, ptr: u64, out: &mut [u8]) -> Result<()>;
+    /// The kernel `entry` of `module`, compiled (or taken from the disk cache) and loaded once.
+    fn function(&self, module: &ModuleKey, entry: &'static str) -> Result<Func>;
+    /// Launches `f` (the function of `l`) over `l.grid` blocks of WG_BLOCK threads with `l.args`
+    /// (queued; ordered with uploads and downloads).
+    fn launch(&self, f: Func, l: &plan::Launch) -> Result<()>;
+    /// Waits until the device is idle.
+    fn sync(&self) -> Result<()>;
+}
+
+/// A device allocation; freed when the last tensor viewing it goes away.
+pub struct NativeStorage {
+    pub ptr: u64,
+    pub bytes: usize,
+    rt: Arc<dyn Runtime>,
+}
+
+impl Drop for NativeStorage {
+    fn drop(&mut self) {
+        self.rt.free(self.ptr);
+    }
+}
+
+impl Storage for NativeStorage {
+    fn capacity_bytes(&self) -> usize {
+        self.bytes
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A `Backend` over any native runtime.
+pub struct NativeBackend {
+    rt: Arc<dyn Runtime>,
+    name: String,
+}
+
+impl NativeBackend {
+    pub fn new(rt: Arc<dyn Runtime>) -> Self {
+        let name = rt.name().to_string();
+        NativeBackend { rt, name }
+    }
+
+    /// The device address of `t`'s first element, after checking it lives on this device.
+    fn addr(&self, t: &Tensor) -> Result<u64> {
+        let s = t.storage.as_any().downcast_ref::<NativeStorage>().filter(|_| *t.device == *self.name);
+        let s = s.ok_or_else(|| Error::Other(format!("tensor on {} used on {}", t.device, self.name)))?;
+        let (a, n) = (t.byte_offset(), t.nbytes());
+        if a + n > s.bytes {
+            return Err(Error::Other(format!("{}: tensor region {a}+{n} past a buffer of {} bytes", self.name, s.bytes)));
+        }
+        Ok(s.ptr + a as u64)
+    }
+}
+
+impl Backend for NativeBackend {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn supports(&self, desc: &OpDesc) -> Support {
+        plan::supports(desc)
+    }
+
+    fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        // never zero bytes (drivers refuse it), rounded up to whole words
+        let bytes = (crate::tensor::numel(shape) * dtype.size()).div_ceil(4).max(1) * 4;
+        let ptr = self.rt.alloc(bytes)?;
+        Ok(Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            offset: 0,
+            storage: Arc::new(NativeStorage { ptr, bytes, rt: self.rt.clone() }),
+            device: Arc::from(self.name.as_str()),
+        })
+    }
+
+    fn upload(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
+        if bytes.len() != t.nbytes() {
+            return Err(Error::Other(format!("{}: upload of {} bytes to a tensor of {}", self.name, bytes.len(), t.nbytes())));
+        }
+        let a = self.addr(t)?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        self.rt.upload(a, bytes)
+    }
+
+    fn download(&self, t: &Tensor) -> Result<Vec<u8>> {
+        let a = self.addr(t)?;
+        let mut out = vec![0u8; t.nbytes()];
+        if !out.is_empty() {
+            self.rt.download(a, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn run(&self, op: &Op, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()> {
+        let desc = OpDesc::of(op, inputs, outputs);
+        if let Support::No(r) = self.supports(&desc) {
+            return Err(unsupported(&desc, &self.name, &r));
+        }
+        let ins = inputs.iter().map(|t| self.addr(t)).collect::<Result<Vec<_>>>()?;
+        let outs = outputs.iter().map(|t| self.addr(t)).collect::<Result<Vec<_>>>()?;
+        for l in plan::launches(&desc, &ins, &outs, self.rt.wave()) {
+            if l.grid.0 == 0 || l.grid.1 == 0 {
+                continue;
+            }
+            let f = self.rt.function(&l.module, l.entry)?;
+            self.rt.launch(f, &l)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<()> {
+        // launches are already queued on the device; downloads wait for them
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.rt.sync()
+    }
+}

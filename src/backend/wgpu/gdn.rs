@@ -1,0 +1,167 @@
+//! The gated delta rule: shaders/gdn.wgsl (shared helpers) prepended to
+//!   gdn_recurrent.wgsl    gdn_recurrent: token by token, one workgroup per (value head, column tile)
+//!   gdn_chunk_prep.wgsl   gdn_chunked pass 1: per (chunk, value head), the state-free intra-chunk
+//!                         matrices (Tinv = (I + A)^-1, QKD, cumulative gates) into a scratch buffer
+//!   gdn_chunk_scan.wgsl   gdn_chunked pass 2: per (value head, column tile), the chunks in order
+//! Key head dim DK is a compile-time constant (in the variant). Everything runs on the device: there
+//! is no host path.
+use super::kernel::{grid, read, write, KernelKey};
+use super::{Support, WgpuBackend};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{gdn_dims, Op, OpDesc, GDN_CHUNK};
+use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
+
+const COMMON: &str = include_str!("../../../shaders/gdn.wgsl");
+const RECURRENT: &str = include_str!("../../../shaders/gdn_recurrent.wgsl");
+const PREP: &str = include_str!("../../../shaders/gdn_chunk_prep.wgsl");
+const SCAN: &str = include_str!("../../../shaders/gdn_chunk_scan.wgsl");
+
+/// Workgroup size of all three kernels.
+const NT: usize = 256;
+/// Value columns per workgroup: recurrent, chunk scan.
+const TJ_REC: usize = 32;
+const TJ_SCAN: usize = 16;
+/// dk slice staged per step in the chunk prep (C * C == 2 * C * DS: the staging reuses A's memory).
+const DS: usize = GDN_CHUNK / 2;
+/// f32 words per (chunk, value head) block of the prep scratch.
+const PB: usize = 2 * GDN_CHUNK * GDN_CHUNK + 4 * GDN_CHUNK;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    t: u32,
+    nk: u32,
+    nv: u32,
+    dk: u32,
+    dv: u32,
+    c: u32,
+    group: u32,
+    /// ntiles (recurrent) or nchunks (prep, scan)
+    n: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
+
+/// The scan's Params: the prep's plus ntiles.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ScanParams {
+    base: Params,
+    ntiles: u32,
+    pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<ScanParams>() == 80);
+
+fn rec_smem(dk: usize) -> usize {
+    4 * (2 * dk + 2 * NT + 2 * NT)
+}
+fn prep_smem() -> usize {
+    4 * (GDN_CHUNK * GDN_CHUNK + 4 * GDN_CHUNK)
+}
+fn scan_smem(dk: usize) -> usize {
+    4 * (dk * TJ_SCAN + 2 * GDN_CHUNK * TJ_SCAN + 4 * GDN_CHUNK)
+}
+
+pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let Ok((t, _, nv, dk, _)) = gdn_dims(&desc.inputs[0].shape, &desc.inputs[5].shape) else {
+        return Support::No("bad gated-delta-rule shapes".into());
+    };
+    let smem = b.caps.max_workgroup_storage as usize;
+    if NT > b.caps.max_invocations as usize {
+        return Support::No(format!("needs {NT} invocations per workgroup, device has {}", b.caps.max_invocations));
+    }
+    if desc.inputs.iter().chain(&desc.outputs).any(|x| x.numel() as u64 >= u32::MAX as u64) {
+        return Support::No("an operand exceeds u32 indexing".into());
+    }
+    match desc.op {
+        Op::GdnRecurrent => {
+            if rec_smem(dk) > smem {
+                return Support::No(format!("key head dim {dk} needs {} B workgroup memory, device has {smem}", rec_smem(dk)));
+            }
+        }
+        _ => {
+            for (what, need) in [("chunk prep", prep_smem()), ("chunk scan", scan_smem(dk))] {
+                if need > smem {
+                    return Support::No(format!("{what} with key head dim {dk} needs {need} B workgroup memory, device has {smem}"));
+                }
+            }
+            let scratch = (t.div_ceil(GDN_CHUNK) * nv * PB * 4) as u64;
+            if scratch > b.caps.max_binding {
+                return Support::No(format!("{t} tokens need a {scratch} B chunk scratch, over max_storage_buffer_binding_size {}", b.caps.max_binding));
+            }
+        }
+    }
+    Support::Yes
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    record_impl(b, op, i, o, false)
+}
+
+/// `boundary_bug` (tests only): the chunk scan decays the carried state by the cumulative gate one
+/// token before the chunk boundary, the off-by-one the chunked-vs-recurrent cases must catch.
+pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor], boundary_bug: bool) -> Result<()> {
+    let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
+    if t == 0 {
+        return Ok(());
+    }
+    let c = i[0].shape[1];
+    let dt = |k: usize| i[k].dtype;
+    let mut p = Params { offs: [0; 8], t: t as u32, nk: nk as u32, nv: nv as u32, dk: dk as u32, dv: dv as u32, c: c as u32, group: (nv / nk) as u32, n: 0 };
+    match op {
+        Op::GdnRecurrent => {
+            let ntiles = dv.div_ceil(TJ_REC);
+            p.n = ntiles as u32;
+            let key = KernelKey {
+                entry: "gdn_recurrent",
+                bindings: vec![
+                    read("qkv", dt(0)),
+                    read("b", dt(1)),
+                    read("a", dt(2)),
+                    read("a_log", dt(3)),
+                    read("dt_bias", dt(4)),
+                    read("state", DType::F32),
+                    write("o", o[0].dtype),
+                    write("state_out", DType::F32),
+                ],
+                variant: format!("dk{dk}"),
+            };
+            let lanes = NT / TJ_REC;
+            let consts = [("DK", format!("{dk}u")), ("NT", format!("{NT}u")), ("TJ", format!("{TJ_REC}u")), ("RMAX", format!("{}u", dk.div_ceil(lanes)))];
+            let body = format!("{COMMON}\n{RECURRENT}");
+            b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &[i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]], grid((nv * ntiles) as u32))
+        }
+        Op::GdnChunked => {
+            let nchunks = t.div_ceil(GDN_CHUNK);
+            p.n = nchunks as u32;
+            let pre = b.scratch("gdn_chunk_prep", DType::F32, nchunks * nv * PB)?;
+            let key = KernelKey {
+                entry: "gdn_chunk_prep",
+                bindings: vec![read("qkv", dt(0)), read("b", dt(1)), read("a", dt(2)), read("a_log", dt(3)), read("dt_bias", dt(4)), write("pre", DType::F32)],
+                variant: String::new(),
+            };
+            let consts = [("C", format!("{GDN_CHUNK}u")), ("NT", format!("{NT}u")), ("DS", format!("{DS}u"))];
+            let body = format!("{COMMON}\n{PREP}");
+            b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &[i[0], i[1], i[2], i[3], i[4], &pre], grid((nchunks * nv) as u32))?;
+            let ntiles = dv.div_ceil(TJ_SCAN);
+            let sp = ScanParams { base: p, ntiles: ntiles as u32, pad: [0; 3] };
+            let key = KernelKey {
+                entry: "gdn_chunk_scan",
+                bindings: vec![read("qkv", dt(0)), read("pre", DType::F32), read("state", DType::F32), write("o", o[0].dtype), write("state_out", DType::F32)],
+                variant: format!("dk{dk}{}", if boundary_bug { "_boundary_bug" } else { "" }),
+            };
+            let consts = [
+                ("C", format!("{GDN_CHUNK}u")),
+                ("NT", format!("{NT}u")),
+                ("TJ", format!("{TJ_SCAN}u")),
+                ("DK", format!("{dk}u")),
+                ("TEETH", format!("{}u", boundary_bug as u32)),
+            ];
+            let body = format!("{COMMON}\n{SCAN}");
+            b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&sp), &[i[0], &pre, i[5], o[0], o[1]], grid((nv * ntiles) as u32))
+        }
+        _ => unreachable!("gdn::record got {}", op.name()),
+    }
+}
