@@ -398,7 +398,7 @@ mod sweep {
     }
 
     #[test]
-    #[ignore]
+    #[ignore = "a timing sweep for tuning plans on a real GPU (WGLLM_BENCH_DEVICE), not a check"]
     fn sweep() {
         let want = std::env::var("WGLLM_BENCH_DEVICE").unwrap_or_default().to_ascii_lowercase();
         use DType::*;
