@@ -210,6 +210,16 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ],
             )
         }
+        Op::SwiGlu if i.len() == 1 => {
+            let n = o[0].numel();
+            let (blocks, stride) = stride_grid(n);
+            one(
+                module("elementwise.hip", &[("T_A", i[0].dtype), ("T_Y", o[0].dtype)]),
+                "swiglu_pairs",
+                (blocks, 1),
+                vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
+            )
+        }
         Op::SwiGlu | Op::Add => {
             let n = o[0].numel();
             let (blocks, stride) = stride_grid(n);
