@@ -8,6 +8,7 @@ pub mod error;
 pub mod model;
 pub mod op;
 pub mod parity;
+pub mod quant;
 pub mod tensor;
 
 pub use backend::{Backend, Support};

@@ -42,15 +42,20 @@ impl Tensor {
         numel(&self.shape)
     }
     pub fn nbytes(&self) -> usize {
-        self.numel() * self.dtype.size()
+        self.dtype.nbytes(self.numel())
     }
+    /// For a quantized dtype the offset is a whole number of blocks (see `view`).
     pub fn byte_offset(&self) -> usize {
-        self.offset * self.dtype.size()
+        self.dtype.nbytes(self.offset)
     }
     /// A view of `shape` starting `elem_offset` elements into this tensor's region.
     pub fn view(&self, elem_offset: usize, shape: &[usize]) -> Result<Tensor> {
         let off = self.offset + elem_offset;
-        if self.dtype.size() == 2 && off % 2 != 0 {
+        let (be, bb) = self.dtype.block();
+        if be > 1 && (off % be != 0 || bb % 4 != 0 && off > 0) {
+            return Err(Error::shape("view", format!("{} view offset {off} is not a whole number of word-aligned blocks", self.dtype)));
+        }
+        if be == 1 && bb == 2 && off % 2 != 0 {
             return Err(Error::shape("view", format!("16-bit view offset {off} is not word aligned")));
         }
         if elem_offset + numel(shape) > self.numel() {

@@ -147,7 +147,7 @@ impl TensorDesc {
         numel(&self.shape)
     }
     pub fn nbytes(&self) -> usize {
-        self.numel() * self.dtype.size()
+        self.dtype.nbytes(self.numel())
     }
 }
 

@@ -101,7 +101,7 @@ impl Backend for CpuBackend {
     }
 
     fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
-        let n = crate::tensor::numel(shape) * dtype.size();
+        let n = dtype.nbytes(crate::tensor::numel(shape));
         Ok(Tensor {
             dtype,
             shape: shape.to_vec(),

@@ -146,7 +146,7 @@ impl Backend for NativeBackend {
 
     fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
         // never zero bytes (drivers refuse it), rounded up to whole words
-        let bytes = (crate::tensor::numel(shape) * dtype.size()).div_ceil(4).max(1) * 4;
+        let bytes = dtype.nbytes(crate::tensor::numel(shape)).div_ceil(4).max(1) * 4;
         let ptr = self.rt.alloc(bytes)?;
         Ok(Tensor {
             dtype,

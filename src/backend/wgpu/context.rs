@@ -194,7 +194,7 @@ impl WgpuBackend {
     }
 
     pub(super) fn alloc_tensor(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
-        let bytes = (numel(shape) * dtype.size()).div_ceil(4).max(1) as u64 * 4;
+        let bytes = dtype.nbytes(numel(shape)).div_ceil(4).max(1) as u64 * 4;
         if bytes > self.caps.max_buffer {
             return Err(self.device_error("create_buffer", format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer)));
         }

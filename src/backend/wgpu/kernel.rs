@@ -70,7 +70,8 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
     for (k, b) in key.bindings.iter().enumerate() {
         let (n, slot) = (b.name, k + 1);
         let off = format!("p.offs[{}u][{}u]", k / 4, k % 4);
-        let wide = b.dtype.size() == 4;
+        // a quantized binding is its raw blocks as u32 words (the kernel decodes them)
+        let wide = b.dtype.is_quant() || b.dtype.size() == 4;
         match b.access {
             Access::Read => {
                 let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read> {n}_buf: array<u32>;");
@@ -132,6 +133,7 @@ fn decode(d: DType, bits: &str) -> String {
         DType::F16 => format!("f16_bits_to_f32({bits})"),
         DType::BF16 => format!("bf16_bits_to_f32({bits})"),
         DType::I32 | DType::U32 => bits.to_string(),
+        _ => bits.to_string(),
     }
 }
 
@@ -141,6 +143,7 @@ fn encode(d: DType, v: &str) -> String {
         DType::F16 => format!("f32_to_f16_bits({v})"),
         DType::BF16 => format!("f32_to_bf16_bits({v})"),
         DType::I32 | DType::U32 => v.to_string(),
+        q => panic!("no WGSL encoder for the quantized type {q}: quantized tensors are never written by kernels"),
     }
 }
 
