@@ -7,7 +7,17 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// (kind, model) pairs this crate can run. A manifest naming anything else fails the walk.
-pub const RUNNERS: [(&str, &str); 2] = [("model", "qwen3"), ("model", "qwen3_5")];
+pub const RUNNERS: [(&str, &str); 8] = [
+    ("model", "qwen3"),
+    ("model", "qwen3_5"),
+    // GGUF block dequantization (tests/quant.rs runs these against src/quant/, bit-exact)
+    ("dequant", "q8_0"),
+    ("dequant", "q4_0"),
+    ("dequant", "q4_1"),
+    ("dequant", "q4_k"),
+    ("dequant", "q6_k"),
+    ("dequant", "iq4_nl"),
+];
 
 /// Whether the model gates run for this manifest (a model case with a runner).
 pub fn has_model_gate(m: &Manifest) -> bool {
