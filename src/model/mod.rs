@@ -1,6 +1,7 @@
 //! Loading models as users have them: config.json, safetensors, tokenizer.
 pub mod config;
 pub mod safetensors;
+pub mod gguf;
 pub mod qwen3;
 pub mod qwen3_5;
 pub mod arch;
