@@ -2,6 +2,7 @@
 pub mod config;
 pub mod safetensors;
 pub mod gguf;
+pub mod gguf_tokenizer;
 pub mod qwen3;
 pub mod qwen3_5;
 pub mod arch;

@@ -41,6 +41,19 @@ impl Tokenizer {
         Ok(Some(Tokenizer { inner, chat_template, bos, eos, path: p }))
     }
 
+    /// The tokenizer a GGUF file's metadata describes (byte-level BPE; see gguf_tokenizer.rs), the
+    /// chat template from `tokenizer.chat_template`, bos/eos from their ids.
+    pub fn from_gguf(g: &super::gguf::Gguf) -> Result<Tokenizer> {
+        let inner = super::gguf_tokenizer::tokenizer_from_gguf(g)?;
+        let chat_template = match g.meta("tokenizer.chat_template") {
+            Some(_) => Some(g.meta_str("tokenizer.chat_template")?.to_string()),
+            None => None,
+        };
+        let bos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.bos_token_id")?;
+        let eos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.eos_token_id")?;
+        Ok(Tokenizer { inner, chat_template, bos, eos, path: g.path.display().to_string() })
+    }
+
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
         let e = self.inner.encode(text, false).map_err(|e| Error::File { path: self.path.clone(), detail: format!("encode: {e}") })?;
         Ok(e.get_ids().to_vec())
