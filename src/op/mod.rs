@@ -200,6 +200,17 @@ impl OpDesc {
         let float = |t: &TensorDesc, what: &str| -> Result<()> {
             if t.dtype.is_float() { Ok(()) } else { Err(Error::shape(name, format!("{what} must be a float dtype, got {}", t.dtype))) }
         };
+        // a weight may also be block-quantized when its rows are whole blocks (`len` elements, named `dim`)
+        let float_or_quant = |t: &TensorDesc, what: &str, len: usize, dim: &str| -> Result<()> {
+            let qk = t.dtype.block().0;
+            if !t.dtype.is_quant() {
+                return float(t, what);
+            }
+            if len % qk != 0 {
+                return Err(Error::shape(name, format!("{what} in {} needs {dim} a multiple of its {qk}-element block, got {dim} = {len}", t.dtype)));
+            }
+            Ok(())
+        };
         let dtype_is = |t: &TensorDesc, d: DType, what: &str| -> Result<()> {
             if t.dtype == d { Ok(()) } else { Err(Error::shape(name, format!("{what} must be {d}, got {}", t.dtype))) }
         };
@@ -210,7 +221,7 @@ impl OpDesc {
         };
         match &self.op {
             Op::Embedding | Op::EmbeddingShard { .. } => {
-                float(&i[0], "table")?;
+                float_or_quant(&i[0], "table", i[0].shape.get(1).copied().unwrap_or(0), "D")?;
                 dtype_is(&i[1], DType::U32, "ids")?;
                 float(&o[0], "out")?;
                 if i[0].shape.len() != 2 || i[1].shape.len() != 1 { return bad("table [V, D], ids [T]".into()); }
@@ -223,7 +234,8 @@ impl OpDesc {
                 same_shape(&i[0], &o[0], "x vs y")?;
             }
             Op::Linear => {
-                float(&i[0], "x")?; float(&i[1], "w")?; float(&o[0], "y")?;
+                float(&i[0], "x")?; float(&o[0], "y")?;
+                float_or_quant(&i[1], "w", i[1].shape.get(1).copied().unwrap_or(0), "K")?;
                 if i[0].shape.len() != 2 || i[1].shape.len() != 2 || i[0].shape[1] != i[1].shape[1] {
                     return bad(format!("x [M, K] and w [N, K], got [{}] and [{}]", shape_str(&i[0].shape), shape_str(&i[1].shape)));
                 }

@@ -16,6 +16,8 @@ pub enum Init {
     Values(Vec<f32>),
     /// explicit u32 values
     U32s(Vec<u32>),
+    /// valid random blocks of the input's block-quantized dtype (`quant::random_blocks`)
+    QuantBlocks { seed: u64 },
 }
 
 #[derive(Clone, Debug)]
@@ -113,6 +115,7 @@ impl Input {
                 assert_eq!(v.len(), n, "Init::U32s length");
                 u32_bytes(d, v)
             }
+            Init::QuantBlocks { seed } => crate::quant::random_blocks(d, n, *seed),
         }
     }
 }

@@ -56,6 +56,10 @@ pub fn execute_with(case: &Case, dev: &dyn Backend, run: &dyn Fn(&[&Tensor], &[&
     // ids): a kernel that reads past an input picks up NaN or an out-of-range id and goes red.
     let mut ins = Vec::new();
     for i in &case.inputs {
+        if i.desc.dtype.is_quant() {
+            ins.push(quant_input(dev, i).map_err(e)?);
+            continue;
+        }
         let (n, s) = (i.desc.numel(), i.desc.dtype.size());
         let total = GUARD + n + GUARD + (n % 2);
         let whole = dev.alloc(i.desc.dtype, &[total]).map_err(e)?;
@@ -84,6 +88,23 @@ pub fn execute_with(case: &Case, dev: &dyn Backend, run: &dyn Fn(&[&Tensor], &[&
         result.push(all[lo..hi].to_vec());
     }
     Ok(result)
+}
+
+/// A block-quantized input between guard blocks of all-ones bytes (a NaN f16 scale, so a kernel
+/// that reads a block past the tensor goes red): two blocks after, and two before where blocks
+/// are word aligned (a view of 34-, 18- or 210-byte blocks must start at block 0).
+fn quant_input(dev: &dyn Backend, i: &Input) -> Result<Tensor> {
+    let (be, bb) = i.desc.dtype.block();
+    let n = i.desc.numel();
+    let before = if bb % 4 == 0 { 2 * be } else { 0 };
+    let total = before + n.div_ceil(be) * be + 2 * be;
+    let whole = dev.alloc(i.desc.dtype, &[total])?;
+    let mut bytes = vec![0xFFu8; i.desc.dtype.nbytes(total)];
+    let data = i.bytes();
+    let at = i.desc.dtype.nbytes(before);
+    bytes[at..at + data.len()].copy_from_slice(&data);
+    dev.upload(&whole, &bytes)?;
+    whole.view(before, &i.desc.shape)
 }
 
 /// The reference bytes of every output, from the CPU backend (also guard-checked).

@@ -46,6 +46,9 @@ pub fn supports(desc: &OpDesc) -> Support {
             return Support::No(format!("an operand of {} elements: the hip/ kernels index with 32 bits", t.numel()));
         }
     }
+    if let Some(q) = desc.inputs.iter().find(|t| t.dtype.is_quant()) {
+        return Support::No(format!("no hip/ kernel for {} over {}", desc.op.name(), q.dtype));
+    }
     let i = &desc.inputs;
     match &desc.op {
         Op::Attention { .. } => {

@@ -25,7 +25,10 @@ struct Params {
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 48);
 
-pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
+pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    if desc.inputs[0].dtype.is_quant() {
+        return super::quant::supports(b, desc);
+    }
     // Element indices are u32 in the kernel.
     let n = desc.outputs[0].numel().max(desc.inputs[0].numel());
     let first = match desc.op {
@@ -39,6 +42,9 @@ pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    if i[0].dtype.is_quant() {
+        return super::quant::record_embed(b, op, i, o);
+    }
     let (table, ids, y) = (i[0], i[1], o[0]);
     let (entry, first) = match op {
         Op::Embedding => ("embedding", 0),

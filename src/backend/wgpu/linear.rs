@@ -179,7 +179,7 @@ fn gemm_body(am: u32, an: u32, ap: u32, bp: u32) -> String {
 }
 
 /// Keeps the lines of `#ifdef_sg .. #else_sg .. #endif_sg` blocks that belong to `sg`.
-fn select_sg(src: &str, sg: bool) -> String {
+pub(super) fn select_sg(src: &str, sg: bool) -> String {
     let mut out = String::with_capacity(src.len());
     let mut keep = true;
     for line in src.lines() {
@@ -206,7 +206,10 @@ fn kind(d: DType) -> u32 {
     }
 }
 
-pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
+pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    if desc.inputs[1].dtype.is_quant() {
+        return super::quant::supports(b, desc);
+    }
     // Element indices (offset included) are u32 in the kernels.
     if desc.inputs.iter().chain(&desc.outputs).any(|t| t.numel() > u32::MAX as usize / 2) {
         return Support::No("an operand has more than 2^31 elements".into());
@@ -238,6 +241,9 @@ fn plan(b: &WgpuBackend, m: usize, _k: usize, n: usize) -> Plan {
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let Op::Linear = op else { unreachable!("linear::record got {}", op.name()) };
     let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    if i[1].dtype.is_quant() {
+        return super::quant::record_linear(b, i, o);
+    }
     if m == 0 || n == 0 {
         return Ok(());
     }

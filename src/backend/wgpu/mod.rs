@@ -18,6 +18,7 @@ mod linear;
 mod norm;
 mod norm_rope;
 mod profile;
+mod quant;
 mod reduce;
 mod rope;
 

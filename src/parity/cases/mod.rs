@@ -5,6 +5,7 @@ mod embed;
 mod gdn;
 mod linear;
 mod norm;
+mod quant;
 mod reduce;
 mod rope;
 
@@ -18,6 +19,8 @@ pub fn all() -> Vec<Case> {
     v.extend(norm::norm_rope_cases());
     v.extend(norm::add_norm_cases());
     v.extend(linear::cases());
+    v.extend(quant::linear_cases());
+    v.extend(quant::embedding_cases());
     v.extend(rope::cases());
     v.extend(attention::cases());
     v.extend(elementwise::cases());

@@ -1,0 +1,198 @@
+//! Block-quantized weights (GGUF q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl) kept quantized in device
+//! memory: `linear` with a quantized w and `embedding` / `embedding_shard` with a quantized table.
+//! The kernels read the raw blocks as u32 words and dequantize in registers (or, in the GEMM, one
+//! 64 x 32 tile at a time into workgroup memory); a weight is never expanded in device memory.
+//!
+//! A kernel is three WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers), the type
+//! file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block layout as
+//! a matvec unit `unit_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
+//! * `qmatvec` (shaders/qmatvec.wgsl), M <= MATVEC_MAX_M: WG threads x R rows a workgroup, one x
+//!   row, threads striding over 16-byte units of the row (subgroup reduction where available).
+//! * `qgemm` (shaders/qgemm.wgsl), larger M: 64 x 64 tiles, K steps of 32.
+//! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
+//!
+//! The weight's position is passed as a byte offset (`wbase`) in Params; the dispatcher's element
+//! offset slot for it is unused.
+use super::kernel::{grid, read, write, KernelKey};
+use super::linear::select_sg;
+use super::{Support, WgpuBackend};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{Op, OpDesc};
+use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+const COMMON: &str = include_str!("../../../shaders/qcommon.wgsl");
+const MATVEC: &str = include_str!("../../../shaders/qmatvec.wgsl");
+const GEMM: &str = include_str!("../../../shaders/qgemm.wgsl");
+const EMBED: &str = include_str!("../../../shaders/qembed.wgsl");
+
+/// Largest M that goes to the matvec kernel (one x row a workgroup: W is read M times, mostly
+/// from cache).
+pub const MATVEC_MAX_M: usize = 8;
+const EMBED_WG: u32 = 128;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    m: u32,
+    n: u32,
+    k: u32,
+    wbase: u32,
+    rowb: u32,
+    first: u32,
+    pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
+
+/// The type file of a quantized dtype and its extra constants.
+fn type_src(d: DType) -> (&'static str, &'static str) {
+    match d {
+        DType::Q8_0 => (include_str!("../../../shaders/q8_0.wgsl"), ""),
+        DType::Q4_0 => (include_str!("../../../shaders/q4_0.wgsl"), "const IQ = false;\n"),
+        DType::IQ4NL => (include_str!("../../../shaders/q4_0.wgsl"), "const IQ = true;\n"),
+        DType::Q4_1 => (include_str!("../../../shaders/q4_1.wgsl"), ""),
+        DType::Q4K => (include_str!("../../../shaders/q4_k.wgsl"), ""),
+        DType::Q6K => (include_str!("../../../shaders/q6_k.wgsl"), ""),
+        d => unreachable!("quant: {d} is not a block-quantized dtype"),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    Matvec { sg: bool },
+    Gemm,
+    Embed,
+}
+
+/// The WGSL body (common + type + entry), built once per (kind, dtype) for the process.
+fn body(kind: Kind, d: DType) -> &'static str {
+    static CACHE: OnceLock<Mutex<HashMap<(Kind, DType), &'static str>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
+    cache.entry((kind, d)).or_insert_with(|| {
+        let (ty, extra) = type_src(d);
+        let entry = match kind {
+            Kind::Matvec { sg } => select_sg(MATVEC, sg),
+            Kind::Gemm => GEMM.to_string(),
+            Kind::Embed => EMBED.to_string(),
+        };
+        Box::leak(format!("{COMMON}\n{extra}{ty}\n{entry}").into_boxed_str())
+    })
+}
+
+fn x_kind(d: DType) -> u32 {
+    match d {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::BF16 => 2,
+        _ => unreachable!("quant linear: x must be a float dtype, got {d}"),
+    }
+}
+
+/// The byte offset of a quantized tensor in its buffer (a whole number of word-aligned blocks).
+fn wbase(t: &Tensor, what: &str) -> Result<u32> {
+    let b = t.byte_offset();
+    if b % 4 != 0 || (b + t.nbytes()) as u64 > u32::MAX as u64 {
+        return Err(Error::Other(format!("{what}: {t:?} starts at byte {b}: not word aligned or past u32 byte addresses")));
+    }
+    Ok(b as u32)
+}
+
+/// Size limits of the quantized kernels (the contract itself is `OpDesc::check`).
+pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let w = &desc.inputs[0..2].iter().find(|t| t.dtype.is_quant()).expect("quant::supports without a quantized operand");
+    if w.nbytes() as u64 + 4 >= u32::MAX as u64 {
+        return Support::No(format!("a {} byte {} operand: the quantized kernels address bytes with 32 bits", w.nbytes(), w.dtype));
+    }
+    if desc.inputs.iter().chain(&desc.outputs).any(|t| t.numel() > u32::MAX as usize / 2) {
+        return Support::No("an operand has more than 2^31 elements".into());
+    }
+    Support::Yes
+}
+
+/// linear with a quantized w: y[M, N] = x[M, K] · W[N, K]ᵀ.
+pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (x, w, y) = (i[0], i[1], o[0]);
+    let (m, n) = (x.shape[0], w.shape[0]);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let kind = if m <= MATVEC_MAX_M { Kind::Matvec { sg: b.caps.subgroup } } else { Kind::Gemm };
+    launch_linear(b, kind, None, x, w, y)
+}
+
+/// Rows per matvec workgroup and threads: one or two subgroups' worth of 16-byte units a row.
+fn matvec_shape(w: DType, k: usize) -> (u32, u32) {
+    let (qk, _) = w.block();
+    let upb = match w {
+        DType::Q8_0 => 2,
+        DType::Q4_0 | DType::IQ4NL | DType::Q4_1 => 1,
+        _ => 8,
+    };
+    let units = k / qk * upb;
+    let wg = if units <= 32 { 32 } else { 64 };
+    (wg, 2)
+}
+
+fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
+    let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
+    for t in [x, y] {
+        if t.offset + t.numel() + 4 > u32::MAX as usize {
+            return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
+        }
+    }
+    let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
+    let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
+    let (entry, groups, variant) = match kind {
+        Kind::Matvec { sg } => {
+            let (wg, r) = shape.unwrap_or_else(|| matvec_shape(w.dtype, k));
+            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u"))]);
+            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}{}", if sg { "sg" } else { "" }))
+        }
+        Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
+        Kind::Embed => unreachable!(),
+    };
+    if groups > u32::MAX as usize {
+        return Err(Error::Other(format!("linear: {groups} workgroups")));
+    }
+    let key = KernelKey {
+        entry,
+        bindings: vec![read("x", x.dtype), read("w", w.dtype), write("y", y.dtype)],
+        variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
+    };
+    let rowb = w.dtype.nbytes(k) as u32;
+    let p = Params { offs: [0; 8], m: m as u32, n: n as u32, k: k as u32, wbase: wbase(w, "linear")?, rowb, first: 0, pad: [0; 2] };
+    b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[x, w, y], grid(groups as u32))
+}
+
+/// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
+pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (table, ids, y) = (i[0], i[1], o[0]);
+    let first = match op {
+        Op::Embedding => 0,
+        Op::EmbeddingShard { first } => *first,
+        _ => unreachable!("quant::record_embed got {}", op.name()),
+    };
+    let (v, d) = (table.shape[0], table.shape[1]);
+    let n = y.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    if first + v > u32::MAX as usize {
+        return Err(Error::Other(format!("embedding: vocabulary rows up to {} exceed u32", first + v)));
+    }
+    let shard = matches!(op, Op::EmbeddingShard { .. });
+    let key = KernelKey {
+        entry: "qembedding",
+        bindings: vec![read("w", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
+        variant: if shard { "shard".into() } else { String::new() },
+    };
+    let consts = [("WG", format!("{EMBED_WG}u")), ("SHARD", shard.to_string())];
+    let rowb = table.dtype.nbytes(d) as u32;
+    let p = Params { offs: [0; 8], m: ids.numel() as u32, n: v as u32, k: d as u32, wbase: wbase(table, "embedding")?, rowb, first: first as u32, pad: [0; 2] };
+    let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
+    b.dispatch(&key, body(Kind::Embed, table.dtype), &consts, bytemuck::bytes_of(&p), &[table, ids, y], grid(groups))
+}
