@@ -5,7 +5,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::parity::{golden, model_gate};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args)]
@@ -47,12 +47,24 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
         if !golden::has_model_gate(&m) {
             continue;
         }
+        let model = match model_gate::model_path(&m, Path::new(".")) {
+            Ok(p) => p,
+            Err(why) if std::env::var("WGLLM_REQUIRE_MODELS").is_ok_and(|v| v == "1") => {
+                fail += 1;
+                println!("model::{}  FAIL  {why}", m.case);
+                continue;
+            }
+            Err(why) => {
+                println!("model::{}  SKIP  {why}", m.case);
+                continue;
+            }
+        };
         type Gate = fn(&golden::Manifest, &mut Engine) -> std::result::Result<String, String>;
         let gates: [(&str, Option<Gate>); 3] = [("teacher_forced", Some(model_gate::teacher_forced)), ("hidden", Some(model_gate::hidden)), ("greedy", None)];
         for (name, gate) in gates {
             let dev = pick_device(a.device.as_deref())?;
             let dn = dev.name();
-            let mut e = Engine::load(&m.dir.join("model"), dev, 4096, &mut |_, _| {})?;
+            let mut e = Engine::load(&model, dev, 4096, &mut |_, _| {})?;
             let t0 = std::time::Instant::now();
             let r = match gate {
                 Some(g) => g(&m, &mut e),

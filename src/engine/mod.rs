@@ -7,6 +7,8 @@ use crate::error::{Error, Result};
 use crate::model::config::Config;
 use crate::model::arch::{self, Cache, Weights, Workspace};
 use crate::model::qwen3::{Logits, Source};
+use crate::model::gguf::Gguf;
+use crate::model::gguf_config::config_from_gguf;
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
 use crate::op::Op;
@@ -33,8 +35,11 @@ pub struct Step {
 }
 
 impl Engine {
-    /// Loads a Hugging Face model directory onto `dev`.
+    /// Loads a Hugging Face model directory, or a GGUF file, onto `dev`.
     pub fn load(dir: &Path, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+        if dir.is_file() || dir.extension().is_some_and(|e| e == "gguf") {
+            return Self::load_gguf(dir, dev, max_ctx, progress);
+        }
         let cfg = Config::from_file(&dir.join("config.json"))?;
         let st = SafeTensors::open_dir(dir)?;
         let tokenizer = Tokenizer::from_dir(dir)?;
@@ -59,6 +64,17 @@ impl Engine {
         eos.sort();
         eos.dedup();
         Ok(Engine { cfg, weights, dev, tokenizer, eos, max_ctx, workspaces: HashMap::new() })
+    }
+
+    /// Loads a GGUF file: config from its metadata, its tokenizer and chat template, its weights
+    /// (quantized blocks stay quantized on the device).
+    pub fn load_gguf(path: &Path, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+        let g = Gguf::open(path)?;
+        let cfg = config_from_gguf(&g)?;
+        let tokenizer = if g.meta("tokenizer.ggml.model").is_some() { Some(Tokenizer::from_gguf(&g)?) } else { None };
+        let max_ctx = max_ctx.min(cfg.max_position_embeddings);
+        let weights = Weights::load(&cfg, &Source::Gguf(&g), dev.as_ref(), max_ctx, progress)?;
+        Ok(Engine { eos: cfg.eos_token_ids.clone(), cfg, weights, dev, tokenizer, max_ctx, workspaces: HashMap::new() })
     }
 
     /// Random weights of a named shape (benchmarks).

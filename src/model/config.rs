@@ -6,7 +6,16 @@ use std::path::Path;
 /// The architectures this build knows. Anything else is refused by name. `qwen3_5` is the
 /// vision-language checkpoint (its text model under `text_config`, weights under
 /// `model.language_model.`): its text part loads.
-pub const KNOWN_MODEL_TYPES: [&str; 3] = ["qwen3", "qwen3_5_text", "qwen3_5"];
+pub const KNOWN_MODEL_TYPES: [&str; 4] = ["qwen3", "qwen3_5_text", "qwen3_5", "llama"];
+
+/// Llama 3.x's frequency-dependent RoPE scaling (`rope_type: "llama3"`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Llama3Rope {
+    pub factor: f64,
+    pub low_freq_factor: f64,
+    pub high_freq_factor: f64,
+    pub original_max_position_embeddings: f64,
+}
 
 /// A decoder layer's mixer in a hybrid model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +65,10 @@ pub struct Config {
     pub tie_word_embeddings: bool,
     pub eos_token_ids: Vec<u32>,
     pub bos_token_id: Option<u32>,
+    /// Per-head RMSNorm on q and k before RoPE (Qwen3 yes, Llama no).
+    pub qk_norm: bool,
+    /// Llama 3.x RoPE scaling; None is plain RoPE.
+    pub rope_scaling: Option<Llama3Rope>,
     /// Qwen3.5's layer types and linear-attention dims; None for dense models (qwen3).
     pub hybrid: Option<HybridConfig>,
 }
@@ -160,8 +173,17 @@ impl Config {
             eos_token_ids = top.ids("eos_token_id")?;
         }
         let num_hidden_layers = f.usize("num_hidden_layers")?;
-        let hybrid = if model_type == "qwen3" { None } else { Some(hybrid(&f, num_hidden_layers, head_dim)?) };
+        let hybrid = if model_type == "qwen3" || model_type == "llama" { None } else { Some(hybrid(&f, num_hidden_layers, head_dim)?) };
+        if model_type == "llama" {
+            for b in ["attention_bias", "mlp_bias"] {
+                if v.get(b).is_some_and(|x| x.as_bool() == Some(true)) {
+                    return Err(f.err(b, "biases in the Llama projections are not implemented"));
+                }
+            }
+        }
+        let rope_scaling = rope_scaling(&f, path)?;
         Ok(Config {
+            qk_norm: model_type != "llama",
             model_type,
             hidden_size,
             intermediate_size: f.usize("intermediate_size")?,
@@ -176,9 +198,57 @@ impl Config {
             tie_word_embeddings: tie,
             eos_token_ids,
             bos_token_id: f.ids("bos_token_id")?.first().copied(),
+            rope_scaling,
             hybrid,
         })
     }
+}
+
+/// rope_scaling (or transformers 5's rope_parameters): "default" / absent, or "llama3". Other
+/// scalings (linear, yarn, dynamic ...) are refused by name rather than run wrongly.
+fn rope_scaling(f: &Fields, path: &str) -> Result<Option<Llama3Rope>> {
+    let rs = match f.v.get("rope_scaling").filter(|x| !x.is_null()).or(f.v.get("rope_parameters")) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(x) => x,
+    };
+    let kind = rs.get("rope_type").or(rs.get("type")).and_then(|t| t.as_str()).unwrap_or("default");
+    match kind {
+        "default" => Ok(None),
+        "llama3" => {
+            let g = Fields { v: rs, path: format!("{path} (rope_scaling)") };
+            let r = Llama3Rope {
+                factor: g.f64("factor")?,
+                low_freq_factor: g.f64("low_freq_factor")?,
+                high_freq_factor: g.f64("high_freq_factor")?,
+                original_max_position_embeddings: g.usize("original_max_position_embeddings")? as f64,
+            };
+            if r.high_freq_factor <= r.low_freq_factor {
+                return Err(g.err("high_freq_factor", "must exceed low_freq_factor"));
+            }
+            Ok(Some(r))
+        }
+        other => Err(f.err("rope_scaling", &format!("rope_type `{other}` is not implemented (known: default, llama3)"))),
+    }
+}
+
+/// RoPE inverse frequencies of `rotary_dim` dims: theta^(-2i/d), with Llama 3's scaling applied.
+pub fn rope_inv_freq(theta: f64, rotary_dim: usize, scaling: Option<&Llama3Rope>) -> Vec<f64> {
+    (0..rotary_dim / 2)
+        .map(|i| {
+            let inv = theta.powf(-(2.0 * i as f64) / rotary_dim as f64);
+            let Some(s) = scaling else { return inv };
+            let wavelen = 2.0 * std::f64::consts::PI / inv;
+            let (low_wl, high_wl) = (s.original_max_position_embeddings / s.low_freq_factor, s.original_max_position_embeddings / s.high_freq_factor);
+            if wavelen < high_wl {
+                inv
+            } else if wavelen > low_wl {
+                inv / s.factor
+            } else {
+                let smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+                (1.0 - smooth) * inv / s.factor + smooth * inv
+            }
+        })
+        .collect()
 }
 
 /// Qwen3.5's fields: layer_types (or full_attention_interval), the linear-attention dims, the
@@ -282,6 +352,24 @@ mod tests {
         assert!(e.contains("linear_num_value_heads"), "{e}");
         let e = Config::parse(r#"{"model_type":"qwen3_5"}"#, "config.json").unwrap_err().to_string();
         assert!(e.contains("text_config"), "{e}");
+    }
+    #[test]
+    fn llama_and_llama3_rope() {
+        let l = OK.replace("\"qwen3\"", "\"llama\"");
+        let c = Config::parse(&l, "config.json").unwrap();
+        assert!(!c.qk_norm && c.rope_scaling.is_none() && c.hybrid.is_none());
+        let l3 = l.replace(r#""rope_type":"default""#, r#""rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"original_max_position_embeddings":8192"#);
+        let c = Config::parse(&l3, "config.json").unwrap();
+        let r = c.rope_scaling.clone().unwrap();
+        assert_eq!(r.factor, 8.0);
+        let inv = rope_inv_freq(5e5, 128, Some(&r));
+        let plain = rope_inv_freq(5e5, 128, None);
+        assert_eq!(inv[0], plain[0]);
+        assert!((inv[63] - plain[63] / 8.0).abs() < 1e-18);
+        let e = Config::parse(&l.replace(r#""rope_type":"default""#, r#""rope_type":"yarn""#), "config.json").unwrap_err().to_string();
+        assert!(e.contains("rope_scaling") && e.contains("yarn"), "{e}");
+        let e = Config::parse(&l.replace("\"vocab_size\"", "\"attention_bias\":true,\"vocab_size\""), "config.json").unwrap_err().to_string();
+        assert!(e.contains("attention_bias"), "{e}");
     }
     #[test]
     fn bad_field_is_named() {

@@ -9,3 +9,5 @@ pub mod arch;
 pub mod tokenizer;
 pub mod default;
 pub mod shapes;
+pub mod source;
+pub mod gguf_config;

@@ -1,11 +1,12 @@
-//! Qwen3 dense on any backend. Weights stay in their file dtype on the device (bf16 stays bf16);
+//! Qwen3 dense and Llama on any backend (Llama is Qwen3 without the q/k norms). Weights stay in
+//! their file dtype on the device (bf16 stays bf16, a GGUF's quant blocks stay quantized);
 //! activations and the KV cache are f32.
 use super::config::Config;
-use super::safetensors::SafeTensors;
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{rope_tables, Op};
+use crate::op::{rope_tables_of, Op};
+use super::config::rope_inv_freq;
 use crate::tensor::{shape_str, Tensor};
 
 pub struct Layer {
@@ -14,8 +15,9 @@ pub struct Layer {
     pub k: Tensor,
     pub v: Tensor,
     pub o: Tensor,
-    pub q_norm: Tensor,
-    pub k_norm: Tensor,
+    /// per-head q/k RMSNorm (Qwen3); None for Llama
+    pub q_norm: Option<Tensor>,
+    pub k_norm: Option<Tensor>,
     pub post_norm: Tensor,
     /// gate_proj and up_proj rows interleaved ([2F, D]: row 2j = gate_j, row 2j+1 = up_j), so one
     /// linear computes both and swiglu reads them as pairs.
@@ -51,44 +53,40 @@ pub fn expected_tensors(c: &Config) -> Vec<(String, Vec<usize>)> {
             (format!("{p}.self_attn.k_proj.weight"), vec![hkv * dh, d]),
             (format!("{p}.self_attn.v_proj.weight"), vec![hkv * dh, d]),
             (format!("{p}.self_attn.o_proj.weight"), vec![d, hq * dh]),
-            (format!("{p}.self_attn.q_norm.weight"), vec![dh]),
-            (format!("{p}.self_attn.k_norm.weight"), vec![dh]),
             (format!("{p}.post_attention_layernorm.weight"), vec![d]),
             (format!("{p}.mlp.gate_proj.weight"), vec![f, d]),
             (format!("{p}.mlp.up_proj.weight"), vec![f, d]),
             (format!("{p}.mlp.down_proj.weight"), vec![d, f]),
         ]);
+        if c.qk_norm {
+            t.extend([(format!("{p}.self_attn.q_norm.weight"), vec![dh]), (format!("{p}.self_attn.k_norm.weight"), vec![dh])]);
+        }
     }
     t
 }
 
-/// A weight source: a safetensors checkpoint, or random weights of a named shape (benchmarks).
-pub enum Source<'a> {
-    File(&'a SafeTensors),
-    Random { dtype: DType, seed: u64 },
-}
+pub use super::source::Source;
 
 impl Weights {
     /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
     /// `progress(done, total)` is called after each tensor.
     pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
-        if let Source::File(st) = src {
+        if !matches!(src, Source::Random { .. }) {
             // the last layer first: a corrupt num_hidden_layers (say 10^12) is refused by name
             // before the per-layer list below is built
-            st.get(&format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1))?;
+            src.fetch(c, &format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1))?;
         }
         let want = expected_tensors(c);
-        if let Source::File(st) = src {
+        if !matches!(src, Source::Random { .. }) {
             for (name, shape) in &want {
-                let (info, _) = st.get(name)?;
-                if !info.dtype.is_float() {
-                    return Err(Error::File { path: st.path_of(name), detail: format!("tensor `{name}`: dtype {} is not a float type", info.dtype) });
+                let f = src.fetch(c, name)?;
+                // matrices may be block-quantized (rows a whole number of blocks); vectors are float
+                let ok = f.dtype.is_float() || (f.dtype.is_quant() && shape.len() == 2 && shape[1] % f.dtype.block().0 == 0);
+                if !ok {
+                    return Err(Error::File { path: f.path, detail: format!("tensor `{name}`: dtype {} is not supported for a tensor of shape [{}]", f.dtype, shape_str(shape)) });
                 }
-                if &info.shape != shape {
-                    return Err(Error::File {
-                        path: st.path_of(name),
-                        detail: format!("tensor `{name}`: shape [{}] but config.json implies [{}]", shape_str(&info.shape), shape_str(shape)),
-                    });
+                if &f.shape != shape {
+                    return Err(Error::File { path: f.path, detail: format!("tensor `{name}`: shape [{}] but the config implies [{}]", shape_str(&f.shape), shape_str(shape)) });
                 }
             }
         }
@@ -97,13 +95,13 @@ impl Weights {
         let mut done = 0;
         let mut up = |name: &str, shape: &[usize]| -> Result<Tensor> {
             let t = match src {
-                Source::File(st) => {
-                    let (info, bytes) = st.get(name)?;
-                    let t = dev.alloc(info.dtype, shape)?;
-                    dev.upload(&t, bytes)?;
+                Source::Random { dtype, seed } => random_weight(dev, name, shape, *dtype, *seed)?,
+                _ => {
+                    let f = src.fetch(c, name)?;
+                    let t = dev.alloc(f.dtype, shape)?;
+                    dev.upload(&t, &f.bytes)?;
                     t
                 }
-                Source::Random { dtype, seed } => random_weight(dev, name, shape, *dtype, *seed)?,
             };
             done += 1;
             progress(done, total);
@@ -113,22 +111,23 @@ impl Weights {
         let gate_up = |gate: &str, upn: &str| -> Result<Tensor> {
             let (f, d) = (c.intermediate_size, c.hidden_size);
             let t = match src {
-                Source::File(st) => {
-                    let ((gi, gb), (ui, ub)) = (st.get(gate)?, st.get(upn)?);
-                    if gi.dtype != ui.dtype {
-                        return Err(Error::File { path: st.path_of(upn), detail: format!("tensor `{upn}`: dtype {} differs from `{gate}`'s {}", ui.dtype, gi.dtype) });
+                Source::Random { dtype, seed } => random_weight(dev, gate, &[2 * f, d], *dtype, *seed)?,
+                _ => {
+                    let (g, u) = (src.fetch(c, gate)?, src.fetch(c, upn)?);
+                    if g.dtype != u.dtype {
+                        return Err(Error::File { path: u.path, detail: format!("tensor `{upn}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype) });
                     }
-                    let row = d * gi.dtype.size();
+                    let (gb, ub) = (&g.bytes, &u.bytes);
+                    let row = g.dtype.nbytes(d);
                     let mut bytes = Vec::with_capacity(2 * gb.len());
                     for j in 0..f {
                         bytes.extend_from_slice(&gb[j * row..(j + 1) * row]);
                         bytes.extend_from_slice(&ub[j * row..(j + 1) * row]);
                     }
-                    let t = dev.alloc(gi.dtype, &[2 * f, d])?;
+                    let t = dev.alloc(g.dtype, &[2 * f, d])?;
                     dev.upload(&t, &bytes)?;
                     t
                 }
-                Source::Random { dtype, seed } => random_weight(dev, gate, &[2 * f, d], *dtype, *seed)?,
             };
             Ok(t)
         };
@@ -151,14 +150,14 @@ impl Weights {
                 k: g("self_attn.k_proj.weight")?,
                 v: g("self_attn.v_proj.weight")?,
                 o: g("self_attn.o_proj.weight")?,
-                q_norm: g("self_attn.q_norm.weight")?,
-                k_norm: g("self_attn.k_norm.weight")?,
+                q_norm: if c.qk_norm { Some(g("self_attn.q_norm.weight")?) } else { None },
+                k_norm: if c.qk_norm { Some(g("self_attn.k_norm.weight")?) } else { None },
                 post_norm: g("post_attention_layernorm.weight")?,
                 gate_up: gu,
                 down: g("mlp.down_proj.weight")?,
             });
         }
-        let (cos, sin) = rope_tables(c.rope_theta, c.head_dim, max_ctx);
+        let (cos, sin) = rope_tables_of(&rope_inv_freq(c.rope_theta, c.head_dim, c.rope_scaling.as_ref()), max_ctx);
         let rope_cos = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
         dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
         let rope_sin = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
@@ -167,9 +166,10 @@ impl Weights {
         dev.upload(&positions, &(0..max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
         let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
         for l in &layers {
-            for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.q_norm, &l.k_norm, &l.post_norm, &l.gate_up, &l.down] {
+            for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate_up, &l.down] {
                 decode_bytes += t.nbytes();
             }
+            decode_bytes += l.q_norm.iter().chain(&l.k_norm).map(|t| t.nbytes()).sum::<usize>();
         }
         Ok(Weights { embed, lm_head, final_norm, layers, rope_cos, rope_sin, positions, decode_bytes })
     }
@@ -188,6 +188,8 @@ fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, s
         // uniform with the normal's variance: fast to draw for ~600M values
         (0..n).map(|_| ((r.uniform() * 2.0 - 1.0) * s * 1.732) as f32).collect()
     };
+    // a quantized model keeps its norms in f32 (as GGUF files do)
+    let dtype = if dtype.is_quant() && shape.len() == 1 { DType::F32 } else { dtype };
     let t = dev.alloc(dtype, shape)?;
     dev.upload(&t, &dtype.encode_f32(&vals))?;
     Ok(t)
@@ -296,9 +298,19 @@ pub fn forward(
         dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
         // v goes straight into the cache rows n_past..n_past+T
         dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
-        // 3. per-head q/k RMSNorm, then RoPE at positions n_past..; k lands in the cache  [T, H, Dh]
-        dev.run(&norm_rope, &[&ws.q[0], &l.q_norm, &pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
-        dev.run(&norm_rope, &[&ws.k, &l.k_norm, &pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+        // 3. per-head q/k RMSNorm (Qwen3), then RoPE at positions n_past..; k lands in the cache
+        //    [T, H, Dh]
+        match (&l.q_norm, &l.k_norm) {
+            (Some(qn), Some(kn)) => {
+                dev.run(&norm_rope, &[&ws.q[0], qn, &pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
+                dev.run(&norm_rope, &[&ws.k, kn, &pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+            }
+            _ => {
+                let rope = Op::Rope { rotary_dim: dh };
+                dev.run(&rope, &[&ws.q[0], &pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
+                dev.run(&rope, &[&ws.k, &pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+            }
+        }
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
         dev.run(&Op::Attention { n_past, scale }, &[&ws.q[1], &cache.k[li], &cache.v[li]], &[&ws.att])?;

@@ -121,6 +121,14 @@ impl Weights {
     /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
     pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
         let h = hybrid(c)?;
+        if let Source::Gguf(g) = src {
+            return Err(Error::File { path: g.path.display().to_string(), detail: "Qwen3.5 from a GGUF file is not supported yet (use the safetensors checkpoint)".into() });
+        }
+        if let Source::Random { dtype, .. } = src {
+            if dtype.is_quant() {
+                return Err(Error::Other(format!("Qwen3.5 with {dtype} weights is not supported yet")));
+            }
+        }
         let prefix = prefix_of(src);
         let want = expected_tensors(c, prefix)?;
         if let Source::File(st) = src {
@@ -146,6 +154,7 @@ impl Weights {
             let dtype = match src {
                 Source::File(st) => st.get(name)?.0.dtype,
                 Source::Random { dtype, .. } => *dtype,
+                Source::Gguf(_) => unreachable!("refused above"),
             };
             let rows = shard_rows(dev, dtype, v, d);
             let mut parts = Vec::new();
@@ -159,6 +168,7 @@ impl Weights {
                         t
                     }
                     Source::Random { dtype, seed } => random_weight(dev, &format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?,
+                    Source::Gguf(_) => unreachable!("refused above"),
                 };
                 parts.push((first, t));
             }
@@ -179,6 +189,7 @@ impl Weights {
                     t
                 }
                 Source::Random { dtype, seed } => random_weight(dev, name, shape, *dtype, *seed)?,
+                Source::Gguf(_) => unreachable!("refused above"),
             };
             decode_bytes += t.nbytes();
             done += 1;

@@ -21,6 +21,8 @@ pub fn shape(name: &str) -> Option<Config> {
             tie_word_embeddings: true,
             eos_token_ids: vec![151_645],
             bos_token_id: None,
+            qk_norm: true,
+            rope_scaling: None,
             hybrid: None,
         }),
         // Qwen/Qwen3.5-0.8B config.json, text_config (read through public mirrors of the file:
@@ -42,6 +44,8 @@ pub fn shape(name: &str) -> Option<Config> {
             tie_word_embeddings: true,
             eos_token_ids: vec![248_044],
             bos_token_id: None,
+            qk_norm: true,
+            rope_scaling: None,
             hybrid: Some(HybridConfig {
                 layer_types: (0..24).map(|i| if i % 4 == 3 { LayerType::Full } else { LayerType::Linear }).collect(),
                 linear_num_key_heads: 16,

@@ -397,12 +397,16 @@ pub fn gdn_dims(qkv: &[usize], state: &[usize]) -> std::result::Result<(usize, u
 /// RoPE cos/sin tables [max_pos, rotary_dim/2], computed in f64 and rounded once to f32.
 /// inv_freq[i] = theta^(-2i/rotary_dim); angle = pos * inv_freq[i].
 pub fn rope_tables(theta: f64, rotary_dim: usize, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
-    let half = rotary_dim / 2;
+    rope_tables_of(&crate::model::config::rope_inv_freq(theta, rotary_dim, None), max_pos)
+}
+
+/// cos/sin tables [max_pos, half] of the given inverse frequencies.
+pub fn rope_tables_of(inv_freq: &[f64], max_pos: usize) -> (Vec<f32>, Vec<f32>) {
+    let half = inv_freq.len();
     let mut cos = Vec::with_capacity(max_pos * half);
     let mut sin = Vec::with_capacity(max_pos * half);
     for p in 0..max_pos {
-        for i in 0..half {
-            let inv = theta.powf(-(2.0 * i as f64) / rotary_dim as f64);
+        for &inv in inv_freq {
             let a = p as f64 * inv;
             cos.push(a.cos() as f32);
             sin.push(a.sin() as f32);

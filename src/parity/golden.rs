@@ -7,9 +7,11 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// (kind, model) pairs this crate can run. A manifest naming anything else fails the walk.
-pub const RUNNERS: [(&str, &str); 8] = [
+pub const RUNNERS: [(&str, &str); 9] = [
     ("model", "qwen3"),
     ("model", "qwen3_5"),
+    // Llama (SmolLM2 from its GGUF file, quantized blocks on the device)
+    ("model", "llama"),
     // GGUF block dequantization (tests/quant.rs runs these against src/quant/, bit-exact)
     ("dequant", "q8_0"),
     ("dequant", "q4_0"),
