@@ -38,9 +38,14 @@ pub struct BenchArgs {
     profile: bool,
     #[arg(long)]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    op: super::bench_op::OpArgs,
 }
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    if a.op.op.is_some() {
+        return super::bench_op::run(&a.op, &a.dtype, a.device.as_deref());
+    }
     let dev = pick_device(a.device.as_deref())?;
     let dev_name = dev.name();
     let bw = match dev.as_wgpu() {

@@ -1,5 +1,6 @@
 //! The `wgllm` command line.
 mod bench;
+mod bench_op;
 mod devices;
 mod gate;
 mod ops;

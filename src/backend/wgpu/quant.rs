@@ -196,3 +196,65 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
     let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
     b.dispatch(&key, body(Kind::Embed, table.dtype), &consts, bytemuck::bytes_of(&p), &[table, ids, y], grid(groups))
 }
+
+#[cfg(test)]
+mod tests {
+    //! What the harness's cases do not reach on llvmpipe: the workgroup-memory reduction where
+    //! subgroups exist, other workgroup shapes, x at an odd 16-bit offset and w at a block offset;
+    //! each against the CPU reference. And the contract's shape error.
+    use super::*;
+    use crate::backend::cpu::CpuBackend;
+    use crate::backend::Backend;
+    use crate::op::TensorDesc;
+    use crate::parity::case::{input, Init};
+    use crate::parity::compare::{compare, tolerance};
+
+    fn check(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, (xd, wd): (DType, DType), (m, k, n): (usize, usize, usize), (xo, wo): (usize, usize)) {
+        let xi = input(xd, &[m, k], Init::Normal { seed: (m * 31 + k) as u64, std: 1.0 });
+        let wi = input(wd, &[n, k], Init::QuantBlocks { seed: (k * 13 + n) as u64 });
+        let cpu = CpuBackend::new();
+        let (cx, cw, cy) = (cpu.alloc(xd, &[m, k]).unwrap(), cpu.alloc(wd, &[n, k]).unwrap(), cpu.alloc(DType::F32, &[m, n]).unwrap());
+        cpu.upload(&cx, &xi.bytes()).unwrap();
+        cpu.upload(&cw, &wi.bytes()).unwrap();
+        cpu.run(&Op::Linear, &[&cx, &cw], &[&cy]).unwrap();
+        let want = cpu.download(&cy).unwrap();
+        let at = |d: DType, off: usize, shape: &[usize]| b.alloc(d, &[off + shape.iter().product::<usize>() + 64]).unwrap().view(off, shape).unwrap();
+        let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
+        b.upload(&gx, &xi.bytes()).unwrap();
+        b.upload(&gw, &wi.bytes()).unwrap();
+        launch_linear(b, kind, shape, &gx, &gw, &gy).unwrap();
+        b.flush().unwrap();
+        let got = b.download(&gy).unwrap();
+        let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
+        assert!(r.is_ok(), "{kind:?} {shape:?} {xd}/{wd} {m}x{k}x{n} +{xo}/+{wo}: {}", r.unwrap_err());
+    }
+
+    #[test]
+    fn forced_variants_match_cpu() {
+        let Some(b) = WgpuBackend::all().into_iter().next() else {
+            eprintln!("no wgpu adapter: skipped");
+            return;
+        };
+        for wd in DType::QUANTS {
+            let qk = wd.block().0;
+            // a block offset only where a view may start past block 0 (word-aligned blocks)
+            let wo = if wd.block().1 % 4 == 0 { 3 * qk } else { 0 };
+            for sg in [false, b.caps.subgroup] {
+                for shape in [(32, 1), (64, 4), (128, 3)] {
+                    check(&b, Kind::Matvec { sg }, Some(shape), (DType::F32, wd), (2, 3 * qk, 7), (0, wo));
+                }
+            }
+            check(&b, Kind::Matvec { sg: false }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
+            check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
+        }
+    }
+
+    #[test]
+    fn k_must_be_whole_blocks() {
+        let d = OpDesc::new(Op::Linear, vec![TensorDesc::new(DType::F32, &[1, 100]), TensorDesc::new(DType::Q4K, &[3, 100])], vec![TensorDesc::new(DType::F32, &[1, 3])]);
+        let e = d.check().unwrap_err().to_string();
+        assert!(e.contains("q4_k") && e.contains("K = 100"), "{e}");
+        let d = OpDesc::new(Op::Softmax, vec![TensorDesc::new(DType::Q8_0, &[1, 32])], vec![TensorDesc::new(DType::F32, &[1, 32])]);
+        assert!(d.check().is_err());
+    }
+}
