@@ -1,26 +1,25 @@
 // q4_1: 20-byte blocks (word aligned) of 32 elements: f16 d, f16 m, 16 bytes of nibbles (low
 // nibbles elements 0..15, high 16..31); value d * q + m.
-// Matvec unit: one block (5 words, 8 x vectors); sum(x * w) = d * sum(x * q) + m * sum(x).
+// Matvec lane: two words of nibbles (elements 8j..8j+7 low, 16+8j.. high), 2 lanes a block;
+// sum(x * w) = d * sum(x * q) + m * sum(x).
 
 const QK = 32u;
 const BB = 20u;
-const UPB = 1u;
-const XV = 8u;
+const LW = 2u;
+const NX = 4u;
 
-fn unit_x(u: u32, j: u32) -> u32 {
-    return u * 32u + j * 4u;
+fn lane_x(b: u32, j: u32, i: u32) -> u32 {
+    return b * 32u + j * 8u + (i & 1u) * 4u + (i >> 1u) * 16u;
 }
 
-fn unit_dot(rb: u32, u: u32, xv: array<vec4<f32>, XV>) -> f32 {
-    let a = (rb + u * BB) >> 2u;
-    let dm = w_buf[a];
-    let q = vec4<u32>(w_buf[a + 1u], w_buf[a + 2u], w_buf[a + 3u], w_buf[a + 4u]);
-    let sq = dot(xv[0], bytes_f(lo_nib(q.x), 0.0)) + dot(xv[1], bytes_f(lo_nib(q.y), 0.0))
-           + dot(xv[2], bytes_f(lo_nib(q.z), 0.0)) + dot(xv[3], bytes_f(lo_nib(q.w), 0.0))
-           + dot(xv[4], bytes_f(hi_nib(q.x), 0.0)) + dot(xv[5], bytes_f(hi_nib(q.y), 0.0))
-           + dot(xv[6], bytes_f(hi_nib(q.z), 0.0)) + dot(xv[7], bytes_f(hi_nib(q.w), 0.0));
-    let sx = dot(xv[0] + xv[1] + xv[2] + xv[3] + xv[4] + xv[5] + xv[6] + xv[7], LANES);
-    return f16_bits_to_f32(dm & 0xffffu) * sq + f16_bits_to_f32(dm >> 16u) * sx;
+fn lane_dot(rb: u32, b: u32, j: u32, xa: vec4<f32>, xb: vec4<f32>, xc: vec4<f32>, xd: vec4<f32>) -> f32 {
+    let a = (rb + b * BB) >> 2u;
+    let dm = unpack2x16float(w_buf[a]);
+    let q0 = w_buf[a + 1u + 2u * j];
+    let q1 = w_buf[a + 2u + 2u * j];
+    let sq = dot(xa, bytes_f(lo_nib(q0), 0.0)) + dot(xb, bytes_f(lo_nib(q1), 0.0))
+           + dot(xc, bytes_f(hi_nib(q0), 0.0)) + dot(xd, bytes_f(hi_nib(q1), 0.0));
+    return dm.x * sq + dm.y * dot(xa + xb + xc + xd, LANES);
 }
 
 fn wq4(rb: u32, e: u32) -> vec4<f32> {

@@ -65,6 +65,12 @@ fn wf16(a: u32) -> f32 {
     return f16_bits_to_f32((w_buf[a >> 2u] >> ((a & 2u) * 8u)) & 0xffffu);
 }
 
+// The f16 at byte address a (a even) through the hardware conversion (exact for every finite f16;
+// the matvec's scales). wf16 above is the bit-exact software path the embedding uses.
+fn wf16h(a: u32) -> f32 {
+    return unpack2x16float(w_buf[a >> 2u] >> ((a & 2u) * 8u)).x;
+}
+
 // Low / high nibbles of each byte of w, as bytes.
 fn lo_nib(w: u32) -> u32 {
     return w & 0x0f0f0f0fu;

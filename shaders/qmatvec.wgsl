@@ -1,12 +1,13 @@
 // linear over a block-quantized w, small M (decode): y[M, N] = x[M, K] · W[N, K]ᵀ.
-// A workgroup of WG threads owns R consecutive weight rows and one x row. Its threads stride over
-// the row's matvec units together (a unit: 16 bytes of quants of one block, see the type file),
-// consecutive threads on consecutive units, so each row is read in coalesced runs; the unit's x
-// vectors are loaded once and serve the R rows. f32 accumulation; partial sums reduced through
+// A workgroup of WG threads owns R (1..4) consecutive weight rows and one x row. Its threads
+// stride over the row's lane slots together (a slot: one word of quants, LW a block, see the type
+// file), consecutive threads on consecutive words, so weights and x are both read in coalesced
+// runs; a slot's x vectors (NX of them) are loaded once and serve the R rows, held in plain
+// registers (no private arrays). f32 accumulation; partial sums reduced through
 // workgroup memory `red` (subgroup sums first in the `sg` variant: quant.rs keeps the lines
 // between #ifdef_sg / #else_sg / #endif_sg of the variant asked for), else a tree.
 // Constants from quant.rs: WG, R, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x rows start
-// on a word); from the type file: QK, UPB, XV, unit_x, unit_dot.
+// on a word); from the type file: QK, LW, NX, lane_x, lane_dot.
 
 var<workgroup> red: array<f32, R * WG>;
 
@@ -25,6 +26,33 @@ fn x4s(e: u32) -> vec4<f32> {
         return vec4<f32>(unpack2x16float(w0), unpack2x16float(w1)) * UNLANES;
     }
     return bitcast<vec4<f32>>(vec4<u32>(w0 << 16u, w0 & 0xffff0000u, w1 << 16u, w1 & 0xffff0000u)) * UNLANES;
+}
+
+// The dot products of lane slot w (R of them; rows past R left 0) for the x row at element xr.
+fn slot(w: u32, xr: u32, rows: vec4<u32>) -> vec4<f32> {
+    let b = w / LW;
+    let j = w % LW;
+    let xa = x4s(xr + lane_x(b, j, 0u));
+    var xb = vec4<f32>(0.0);
+    var xc = vec4<f32>(0.0);
+    var xd = vec4<f32>(0.0);
+    if (NX > 1u) {
+        xb = x4s(xr + lane_x(b, j, 1u));
+    }
+    if (NX > 2u) {
+        xc = x4s(xr + lane_x(b, j, 2u));
+        xd = x4s(xr + lane_x(b, j, 3u));
+    }
+    var v = vec4<f32>(0.0);
+    v.x = lane_dot(rows.x, b, j, xa, xb, xc, xd);
+    if (R > 1u) {
+        v.y = lane_dot(rows.y, b, j, xa, xb, xc, xd);
+    }
+    if (R > 2u) {
+        v.z = lane_dot(rows.z, b, j, xa, xb, xc, xd);
+        v.w = lane_dot(rows.w, b, j, xa, xb, xc, xd);
+    }
+    return v;
 }
 
 #ifdef_sg
@@ -53,25 +81,25 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     let n0 = (g % nb) * R;
     let mi = g / nb;
-    let units = (p.k / QK) * UPB;
+    let slots = (p.k / QK) * LW;
     let xr = mi * p.k;
-    var acc: array<f32, R>;
-    for (var r = 0u; r < R; r++) {
-        acc[r] = 0.0;
+    // rows past N repeat the last row; their sums are not stored
+    let rb = p.wbase + min(n0, p.n - 1u) * p.rowb;
+    let last = p.wbase + (p.n - 1u) * p.rowb;
+    let rows = vec4<u32>(rb, min(rb + p.rowb, last), min(rb + 2u * p.rowb, last), min(rb + 3u * p.rowb, last));
+    var acc = vec4<f32>(0.0);
+    // two slots a trip, straight-line (the second clamped and masked), so both slots' loads are
+    // in flight together
+    for (var w = lid; w < slots; w += 2u * WG) {
+        let w2 = w + WG;
+        let a = slot(w, xr, rows);
+        let b = slot(min(w2, slots - 1u), xr, rows);
+        acc += a + select(vec4<f32>(0.0), b, w2 < slots);
     }
-    for (var u = lid; u < units; u += WG) {
-        var xv: array<vec4<f32>, XV>;
-        for (var j = 0u; j < XV; j++) {
-            xv[j] = x4s(xr + unit_x(u, j));
-        }
-        for (var r = 0u; r < R; r++) {
-            // rows past N repeat the last row; their sums are not stored
-            acc[r] += unit_dot(p.wbase + min(n0 + r, p.n - 1u) * p.rowb, u, xv);
-        }
-    }
+    let sums = array<f32, 4>(acc.x, acc.y, acc.z, acc.w);
 #ifdef_sg
     for (var r = 0u; r < R; r++) {
-        let s = sg_sum(acc[r], sgs);
+        let s = sg_sum(sums[r], sgs);
         if (sgi == 0u) {
             red[r * WG + sgid] = s;
         }
@@ -87,7 +115,7 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     workgroupBarrier();
 #else_sg
     for (var r = 0u; r < R; r++) {
-        red[r * WG + lid] = acc[r];
+        red[r * WG + lid] = sums[r];
     }
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {

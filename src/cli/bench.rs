@@ -25,6 +25,10 @@ pub struct BenchArgs {
     /// Weight dtype for --shape (bf16, f16, f32)
     #[arg(long, default_value = "bf16")]
     dtype: String,
+    /// Block-quantized weights for --shape (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl): every matrix
+    /// and the embedding quantized, norms f32 (as in GGUF files)
+    #[arg(long, conflicts_with = "model")]
+    quant: Option<String>,
     #[arg(long)]
     device: Option<String>,
     /// Decode steps to time (after 8 warm-up steps)
@@ -58,7 +62,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         (Some(d), _) => (Engine::load(d, dev, ctx, &mut progress("loading weights"))?, d.display().to_string()),
         (None, Some(s)) => {
             let cfg = shapes::shape(s).ok_or_else(|| Error::Other(format!("unknown shape `{s}` (known: {})", shapes::NAMES.join(", "))))?;
-            let dt = DType::parse(&a.dtype).filter(|d| d.is_float()).ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?;
+            let dt = match &a.quant {
+                Some(q) => DType::parse(q).filter(|d| d.is_quant()).ok_or_else(|| Error::Other(format!("--quant {q}: not a quantized type (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl)")))?,
+                None => DType::parse(&a.dtype).filter(|d| d.is_float()).ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?,
+            };
             (Engine::random(cfg, dt, dev, ctx, &mut progress("random weights"))?, format!("{s} ({dt}, random weights)"))
         }
         _ => return Err(Error::Other("give --model DIR or --shape NAME".into())),

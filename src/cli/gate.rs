@@ -21,6 +21,9 @@ pub struct GateArgs {
     /// Record the greedy anchor for this device (after the oracle check passes)
     #[arg(long)]
     bless: bool,
+    /// Only the golden cases whose name contains this
+    #[arg(long)]
+    case: Option<String>,
 }
 
 pub fn run(a: GateArgs) -> Result<ExitCode> {
@@ -44,7 +47,7 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        if !golden::has_model_gate(&m) {
+        if !golden::has_model_gate(&m) || a.case.as_ref().is_some_and(|c| !m.case.contains(c.as_str())) {
             continue;
         }
         let model = match model_gate::model_path(&m, Path::new(".")) {

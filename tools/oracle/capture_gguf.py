@@ -64,8 +64,10 @@ TF_TEXTS = [
 HIDDEN_PROMPT = 0
 # hidden: |ours - oracle| <= hidden_max_abs + hidden_max_rel * |oracle|. A real model's residual
 # stream has outlier dims (SmolLM2 reaches 2.3e4 at layer 11, where one f32 ulp is 2e-3), so a
-# pure absolute bound would measure summation order, not correctness.
-TOLERANCE = {"near_tie_nats": 0.5, "hidden_max_abs": 1e-3, "hidden_max_rel": 1e-6, "tf_logprob_max_abs": 1e-3}
+# pure absolute bound would measure summation order, not correctness. 1e-5: f32 summation-order
+# differences grow to ~2.3e-6 relative over 30 layers on lavapipe (measured); a real bug moves
+# values by O(1).
+TOLERANCE = {"near_tie_nats": 0.5, "hidden_max_abs": 1e-3, "hidden_max_rel": 1e-5, "tf_logprob_max_abs": 1e-3}
 
 
 def ids_of(tok, text: str) -> torch.Tensor:

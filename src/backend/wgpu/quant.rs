@@ -5,9 +5,10 @@
 //!
 //! A kernel is three WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers), the type
 //! file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block layout as
-//! a matvec unit `unit_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
+//! a matvec lane `lane_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
 //! * `qmatvec` (shaders/qmatvec.wgsl), M <= MATVEC_MAX_M: WG threads x R rows a workgroup, one x
-//!   row, threads striding over 16-byte units of the row (subgroup reduction where available).
+//!   row, threads striding over the row one quant word each (coalesced weight and x reads; the
+//!   x vectors serve all R rows; subgroup reduction where available).
 //! * `qgemm` (shaders/qgemm.wgsl), larger M: 64 x 64 tiles, K steps of 32.
 //! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
 //!
@@ -124,17 +125,20 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     launch_linear(b, kind, None, x, w, y)
 }
 
-/// Rows per matvec workgroup and threads: one or two subgroups' worth of 16-byte units a row.
-fn matvec_shape(w: DType, k: usize) -> (u32, u32) {
-    let (qk, _) = w.block();
-    let upb = match w {
-        DType::Q8_0 => 2,
-        DType::Q4_0 | DType::IQ4NL | DType::Q4_1 => 1,
-        _ => 8,
-    };
-    let units = k / qk * upb;
-    let wg = if units <= 32 { 32 } else { 64 };
-    (wg, 2)
+/// Threads and rows of a matvec workgroup. Swept on the H200 through Vulkan (WG 32..256, R 1..8,
+/// K 1024..14336, N 1024..151936): one subgroup's worth of threads and 4 rows was best or within a
+/// few % everywhere (more threads a row starve each of work; more rows gained nothing).
+/// `WGLLM_QMATVEC=WG,R` overrides it for sweeps (tools/bench/quant_ops.sh).
+fn matvec_shape(n: usize) -> (u32, u32) {
+    if let Some((wg, r)) = std::env::var("WGLLM_QMATVEC").ok().and_then(|v| {
+        let (a, b) = v.split_once(',')?;
+        Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+    }) {
+        if wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=4).contains(&r) {
+            return (wg, r);
+        }
+    }
+    (32, if n >= 2048 { 4 } else { 2 })
 }
 
 fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
@@ -148,7 +152,7 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
     let (entry, groups, variant) = match kind {
         Kind::Matvec { sg } => {
-            let (wg, r) = shape.unwrap_or_else(|| matvec_shape(w.dtype, k));
+            let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n));
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u"))]);
             ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}{}", if sg { "sg" } else { "" }))
         }
