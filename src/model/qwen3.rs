@@ -83,10 +83,14 @@ impl Weights {
                 // matrices may be block-quantized (rows a whole number of blocks); vectors are float
                 let ok = f.dtype.is_float() || (f.dtype.is_quant() && shape.len() == 2 && shape[1] % f.dtype.block().0 == 0);
                 if !ok {
-                    return Err(Error::File { path: f.path, detail: format!("tensor `{name}`: dtype {} is not supported for a tensor of shape [{}]", f.dtype, shape_str(shape)) });
+                    return Err(Error::File {
+                        path: f.path,
+                        detail: format!("tensor `{name}`: dtype {} is not a float type (nor a block-quantized matrix) for shape [{}]", f.dtype, shape_str(shape)),
+                    });
                 }
                 if &f.shape != shape {
-                    return Err(Error::File { path: f.path, detail: format!("tensor `{name}`: shape [{}] but the config implies [{}]", shape_str(&f.shape), shape_str(shape)) });
+                    let by = if matches!(src, Source::Gguf(_)) { "the GGUF metadata" } else { "config.json" };
+                    return Err(Error::File { path: f.path, detail: format!("tensor `{name}`: shape [{}] but {by} implies [{}]", shape_str(&f.shape), shape_str(shape)) });
                 }
             }
         }
