@@ -33,6 +33,8 @@ fn ty(d: DType) -> &'static str {
         DType::BF16 => "wg_bf16",
         // the contract (OpDesc::check) keeps integer dtypes out of float operands
         DType::I32 | DType::U32 => "u32",
+        // quantized operands are refused by `supports` before any plan is made
+        q => unreachable!("native plan: no C type for the quantized {q}"),
     }
 }
 
