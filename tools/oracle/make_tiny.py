@@ -3,6 +3,7 @@
 
     python tools/oracle/make_tiny.py --arch qwen3   --seed 0 --out goldens/qwen3-tiny/model
     python tools/oracle/make_tiny.py --arch qwen3_5 --seed 0 --out goldens/qwen3_5-tiny/model
+    python tools/oracle/make_tiny.py --arch llama   --seed 0 --out goldens/llama-tiny/model
 
 Writes OUT/{config.json, generation_config.json, model.safetensors, tokenizer.json,
 tokenizer_config.json}. The tokenizer is the one from make_tokenizer.py (trained, deterministic).
@@ -95,6 +96,36 @@ def _cfg_qwen3(vocab_size: int, eos_id: int):
     )
 
 
+def _cfg_llama(vocab_size: int, eos_id: int):
+    """Tiny Llama 3.x: no q/k norms, untied LM head, and the llama3 RoPE scaling with an original
+    context of 64 so that the low-frequency dims of the 150-token sequences are rescaled."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        architectures=["LlamaForCausalLM"],
+        vocab_size=vocab_size,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=32,
+        hidden_act="silu",
+        max_position_embeddings=512,
+        rms_norm_eps=1e-5,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+        attention_bias=False,
+        mlp_bias=False,
+        tie_word_embeddings=False,
+        use_cache=True,
+        bos_token_id=None,
+        eos_token_id=eos_id,
+        pad_token_id=None,
+        dtype="bfloat16",
+    )
+
+
 def _cfg_qwen3_5(vocab_size: int, eos_id: int):
     """Tiny Qwen3.5 text model (transformers `qwen3_5_text`, Qwen3_5ForCausalLM), real-shaped:
     3 of 4 layers Gated DeltaNet (linear attention), the 4th full attention with an output gate,
@@ -158,6 +189,7 @@ def _init_qwen3_5(name: str, shape: tuple, g: torch.Generator):
 ARCHS = {
     "qwen3": (_cfg_qwen3, "Qwen3ForCausalLM", None, EMBED_STD),
     "qwen3_5": (_cfg_qwen3_5, "Qwen3_5ForCausalLM", _init_qwen3_5, EMBED_STD_QWEN3_5),
+    "llama": (_cfg_llama, "LlamaForCausalLM", None, EMBED_STD),
 }
 
 
