@@ -38,9 +38,8 @@ pub fn config_from_gguf(g: &Gguf) -> Result<Config> {
             return Err(bad(&key("rope.scaling.type"), format!("RoPE scaling {v} is not implemented for GGUF files")));
         }
     }
-    if g.tensor("rope_freqs.weight").is_some() {
-        return Err(Error::File { path: path.clone(), detail: "tensor `rope_freqs.weight` (Llama 3 RoPE frequency factors) is not supported for GGUF files yet".into() });
-    }
+    // Llama 3's RoPE scaling arrives as `rope_freqs.weight` (one divisor per frequency), applied
+    // by qwen3::Weights::load through `rope_freq_factors`
     let rope_theta = match g.meta(&key("rope.freq_base")) {
         None => 10_000.0,
         Some(_) => g.meta_f32(&key("rope.freq_base"))? as f64,
@@ -83,4 +82,20 @@ pub fn config_from_gguf(g: &Gguf) -> Result<Config> {
         rope_scaling: None,
         hybrid: None,
     })
+}
+
+/// `rope_freqs.weight` of a GGUF file: f32 [rotary_dim / 2], each a divisor of its frequency
+/// (llama.cpp's form of Llama 3's RoPE scaling). None when the file has none.
+pub fn rope_freq_factors(g: &Gguf, rotary_dim: usize) -> Result<Option<Vec<f64>>> {
+    let Some(t) = g.tensor("rope_freqs.weight") else { return Ok(None) };
+    let bad = |d: String| Error::File { path: g.path.display().to_string(), detail: format!("tensor `rope_freqs.weight`: {d}") };
+    if t.dtype != crate::dtype::DType::F32 || t.shape != [rotary_dim / 2] {
+        return Err(bad(format!("expected f32 [{}], got {} {:?}", rotary_dim / 2, t.dtype, t.shape)));
+    }
+    let (_, bytes) = g.get("rope_freqs.weight")?;
+    let f: Vec<f64> = crate::dtype::DType::F32.decode_f32(bytes).into_iter().map(|v| v as f64).collect();
+    if let Some(v) = f.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+        return Err(bad(format!("factor {v} is not a positive number")));
+    }
+    Ok(Some(f))
 }

@@ -161,7 +161,13 @@ impl Weights {
                 down: g("mlp.down_proj.weight")?,
             });
         }
-        let (cos, sin) = rope_tables_of(&rope_inv_freq(c.rope_theta, c.head_dim, c.rope_scaling.as_ref()), max_ctx);
+        let mut inv = rope_inv_freq(c.rope_theta, c.head_dim, c.rope_scaling.as_ref());
+        if let Source::Gguf(g) = src {
+            if let Some(f) = super::gguf_config::rope_freq_factors(g, c.head_dim)? {
+                inv.iter_mut().zip(&f).for_each(|(i, f)| *i /= f);
+            }
+        }
+        let (cos, sin) = rope_tables_of(&inv, max_ctx);
         let rope_cos = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
         dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
         let rope_sin = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
