@@ -470,8 +470,18 @@ fn tiny_gpt2_tokenizer_from_synthetic_metadata() {
     assert_eq!(tk.encode("hi hi<|end|><think>").unwrap(), vec![2, 4, 5, 6]);
     assert_eq!(tk.decode(&[2, 4, 5, 6]).unwrap(), "hi hi<think>");
     assert_eq!(tk.apply_chat("hi").unwrap(), "<hi><|end|>");
+    // no add_bos_token: a prompt is its ids as they are
+    assert_eq!(tk.encode_prompt("hi").unwrap(), vec![2]);
     // "日" is outside the byte alphabet, so it is respelled as its UTF-8 bytes and still decodes
     assert_eq!(tk.decode(&[7]).unwrap(), "日");
+    // add_bos_token = true with a bos id: prompts start with it (once)
+    let mut wb = W::valid();
+    wb.kv = w.kv.clone();
+    wb.kv("tokenizer.ggml.add_bos_token", Value::Bool(true));
+    wb.kv("tokenizer.ggml.bos_token_id", Value::U32(5));
+    let tb = Tokenizer::from_gguf(&Gguf::open(&tmp("tiny-tok-bos", &wb.bytes())).unwrap()).unwrap();
+    assert_eq!(tb.encode_prompt("hi").unwrap(), vec![5, 2]);
+    assert_eq!(tb.encode_prompt("<|end|>hi").unwrap(), vec![5, 2]);
     // an eos id past the vocabulary is named
     w.kv.retain(|(k, _, _)| k != "tokenizer.ggml.eos_token_id");
     w.kv("tokenizer.ggml.eos_token_id", Value::U32(99));

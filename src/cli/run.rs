@@ -109,10 +109,10 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let tok = e.tokenizer.as_ref();
     let prompt: Vec<u32> = match (&a.prompt, &a.chat, &a.tokens) {
         (_, _, Some(ids)) => parse_ids(ids)?,
-        (Some(p), _, _) => tok.ok_or_else(|| Error::Other(format!("{}: no tokenizer.json; give the prompt with --tokens", dir.display())))?.encode(p)?,
+        (Some(p), _, _) => tok.ok_or_else(|| Error::Other(format!("{}: no tokenizer.json; give the prompt with --tokens", dir.display())))?.encode_prompt(p)?,
         (_, Some(c), _) => {
             let t = tok.ok_or_else(|| Error::Other(format!("{}: no tokenizer.json; give the prompt with --tokens", dir.display())))?;
-            t.encode(&t.apply_chat(c)?)?
+            t.encode_prompt(&t.apply_chat(c)?)?
         }
         _ => return Err(Error::Other("give a prompt: --prompt TEXT, --chat TEXT or --tokens IDS".into())),
     };

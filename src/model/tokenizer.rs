@@ -8,6 +8,8 @@ pub struct Tokenizer {
     chat_template: Option<String>,
     bos: Option<String>,
     eos: Option<String>,
+    /// The BOS id a prompt starts with when the model asks for one (`add_bos_token`).
+    add_bos: Option<u32>,
     path: String,
 }
 
@@ -28,7 +30,7 @@ impl Tokenizer {
         }
         let p = path.display().to_string();
         let inner = tokenizers::Tokenizer::from_file(&path).map_err(|e| Error::File { path: p.clone(), detail: e.to_string() })?;
-        let (mut chat_template, mut bos, mut eos) = (None, None, None);
+        let (mut chat_template, mut bos, mut eos, mut add_bos) = (None, None, None, false);
         let cfg = dir.join("tokenizer_config.json");
         if cfg.exists() {
             let cp = cfg.display().to_string();
@@ -37,8 +39,10 @@ impl Tokenizer {
             chat_template = v.get("chat_template").and_then(|t| t.as_str()).map(String::from);
             bos = token_str(v.get("bos_token"));
             eos = token_str(v.get("eos_token"));
+            add_bos = v.get("add_bos_token").and_then(|b| b.as_bool()).unwrap_or(false);
         }
-        Ok(Some(Tokenizer { inner, chat_template, bos, eos, path: p }))
+        let add_bos = if add_bos { bos.as_deref().and_then(|b| inner.token_to_id(b)) } else { None };
+        Ok(Some(Tokenizer { inner, chat_template, bos, eos, add_bos, path: p }))
     }
 
     /// The tokenizer a GGUF file's metadata describes (byte-level BPE; see gguf_tokenizer.rs), the
@@ -51,12 +55,29 @@ impl Tokenizer {
         };
         let bos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.bos_token_id")?;
         let eos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.eos_token_id")?;
-        Ok(Tokenizer { inner, chat_template, bos, eos, path: g.path.display().to_string() })
+        // llama.cpp's rule: a gpt2-style vocabulary adds no BOS unless the file says so
+        let add_bos = match g.meta("tokenizer.ggml.add_bos_token") {
+            Some(_) if g.meta_bool("tokenizer.ggml.add_bos_token")? && bos.is_some() => Some(g.meta_u32("tokenizer.ggml.bos_token_id")?),
+            _ => None,
+        };
+        Ok(Tokenizer { inner, chat_template, bos, eos, add_bos, path: g.path.display().to_string() })
     }
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
         let e = self.inner.encode(text, false).map_err(|e| Error::File { path: self.path.clone(), detail: format!("encode: {e}") })?;
         Ok(e.get_ids().to_vec())
+    }
+
+    /// A prompt's ids: `encode`, with the BOS id in front when the model asks for one and the text
+    /// (a chat template's output, say) does not already start with it.
+    pub fn encode_prompt(&self, text: &str) -> Result<Vec<u32>> {
+        let mut ids = self.encode(text)?;
+        if let Some(b) = self.add_bos {
+            if ids.first() != Some(&b) {
+                ids.insert(0, b);
+            }
+        }
+        Ok(ids)
     }
 
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
