@@ -74,23 +74,23 @@ impl Weights {
         if !matches!(src, Source::Random { .. }) {
             // the last layer first: a corrupt num_hidden_layers (say 10^12) is refused by name
             // before the per-layer list below is built
-            src.fetch(c, &format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1))?;
+            src.info(c, &format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1))?;
         }
         let want = expected_tensors(c);
         if !matches!(src, Source::Random { .. }) {
             for (name, shape) in &want {
-                let f = src.fetch(c, name)?;
+                let (dtype, got, path) = src.info(c, name)?;
                 // matrices may be block-quantized (rows a whole number of blocks); vectors are float
-                let ok = f.dtype.is_float() || (f.dtype.is_quant() && shape.len() == 2 && shape[1] % f.dtype.block().0 == 0);
+                let ok = dtype.is_float() || (dtype.is_quant() && shape.len() == 2 && shape[1] % dtype.block().0 == 0);
                 if !ok {
                     return Err(Error::File {
-                        path: f.path,
-                        detail: format!("tensor `{name}`: dtype {} is not a float type (nor a block-quantized matrix) for shape [{}]", f.dtype, shape_str(shape)),
+                        path: path.clone(),
+                        detail: format!("tensor `{name}`: dtype {} is not a float type (nor a block-quantized matrix) for shape [{}]", dtype, shape_str(shape)),
                     });
                 }
-                if &f.shape != shape {
+                if &got != shape {
                     let by = if matches!(src, Source::Gguf(_)) { "the GGUF metadata" } else { "config.json" };
-                    return Err(Error::File { path: f.path, detail: format!("tensor `{name}`: shape [{}] but {by} implies [{}]", shape_str(&f.shape), shape_str(shape)) });
+                    return Err(Error::File { path, detail: format!("tensor `{name}`: shape [{}] but {by} implies [{}]", shape_str(&got), shape_str(shape)) });
                 }
             }
         }

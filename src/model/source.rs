@@ -84,6 +84,24 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// The dtype, row-major shape and file of the stored tensor `name`, without touching its bytes
+    /// (validation before any upload). Not for random sources.
+    pub fn info(&self, c: &Config, name: &str) -> Result<(DType, Vec<usize>, String)> {
+        match self {
+            Source::File(st) => {
+                let (info, _) = st.get(name)?;
+                Ok((info.dtype, info.shape.clone(), st.path_of(name)))
+            }
+            Source::Gguf(g) => {
+                let path = g.path.display().to_string();
+                let (gname, _) = gguf_name(c, name).ok_or_else(|| Error::File { path: path.clone(), detail: format!("no GGUF tensor name known for `{name}`") })?;
+                let (info, _) = g.get(&gname)?;
+                Ok((info.dtype, info.shape.clone(), format!("{path} (tensor `{gname}`)")))
+            }
+            Source::Random { .. } => Err(Error::Other(format!("info `{name}` from a random source"))),
+        }
+    }
+
     /// The stored tensor `name` (a Hugging Face name). Not for random sources.
     pub fn fetch(&self, c: &Config, name: &str) -> Result<Fetched<'a>> {
         match self {

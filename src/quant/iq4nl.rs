@@ -2,7 +2,7 @@
 //!
 //! `block_iq4_nl` (18 bytes): f16 `d`, 16 bytes `qs`; element `i < 16` is the low nibble of `qs[i]`,
 //! element `16 + i` its high nibble (as q4_0). Value: `d * KVALUES[q]`.
-use super::{f16_at, f16_le};
+use super::{f16_at, f16_le, signed_absmax};
 
 /// The 16 non-linear levels (ggml's `kvalues_iq4nl`).
 pub const KVALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
@@ -20,13 +20,7 @@ pub fn dequant_iq4_nl(b: &[u8], out: &mut [f32]) {
 /// value maps to the level -127), f16-rounded, then each element takes the level nearest to it
 /// (the lower index on ties).
 pub fn quant_iq4_nl(x: &[f32], out: &mut [u8]) {
-    let (mut amax, mut max) = (0f32, 0f32);
-    for &v in x {
-        if v.abs() > amax {
-            amax = v.abs();
-            max = v;
-        }
-    }
+    let max = signed_absmax(x);
     let d = f16_at(&f16_le(max / -127.0));
     out[0..2].copy_from_slice(&f16_le(d));
     out[2..18].fill(0);

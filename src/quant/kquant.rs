@@ -10,7 +10,7 @@
 //! elements uses `ql[64h..][..64]` and `qh[32h..][..32]`: element `p` of the half takes its low four
 //! bits from the low (`p < 64`) or high nibble of `ql[64h + p % 64]` and its top two from
 //! `qh[32h + p % 32] >> (2 * (p / 32))`. Value: `(d * scales[e / 16]) * (q - 32)`.
-use super::{f16_at, f16_le};
+use super::{f16_at, f16_le, signed_absmax};
 
 /// The 6-bit (scale, min) of sub-block `j` of a Q4_K block's 12 packed bytes.
 #[inline]
@@ -107,14 +107,7 @@ pub fn quant_q4_k(x: &[f32], out: &mut [u8]) {
 pub fn quant_q6_k(x: &[f32], out: &mut [u8]) {
     let mut scale = [0f32; 16];
     for (j, s) in scale.iter_mut().enumerate() {
-        let (mut amax, mut max) = (0f32, 0f32);
-        for &v in &x[16 * j..16 * j + 16] {
-            if v.abs() > amax {
-                amax = v.abs();
-                max = v;
-            }
-        }
-        *s = max / -32.0;
+        *s = signed_absmax(&x[16 * j..16 * j + 16]) / -32.0;
     }
     let d = f16_at(&f16_le(scale.iter().fold(0f32, |a, &v| a.max(v.abs())) / 127.0));
     out[208..210].copy_from_slice(&f16_le(d));

@@ -8,7 +8,7 @@
 //!
 //! The quantizers are ggml's reference ones (as the `gguf` package writes them in numpy), matched
 //! bit for bit: same f32 operations, same rounding, same tie rules.
-use super::{f16_at, f16_le};
+use super::{f16_at, f16_le, signed_absmax};
 
 pub fn dequant_q8_0(b: &[u8], out: &mut [f32]) {
     let d = f16_at(&b[0..2]);
@@ -68,13 +68,7 @@ pub fn quant_q8_0(x: &[f32], out: &mut [u8]) {
 
 /// Q4_0: `d = x[argmax|x|] / -8` (the first index on ties, sign kept), `q = min(15, trunc(x/d + 8.5))`.
 pub fn quant_q4_0(x: &[f32], out: &mut [u8]) {
-    let (mut amax, mut max) = (0f32, 0f32);
-    for &v in x {
-        if v.abs() > amax {
-            amax = v.abs();
-            max = v;
-        }
-    }
+    let max = signed_absmax(x);
     let d = max / -8.0;
     let id = inv(d);
     out[0..2].copy_from_slice(&f16_le(d));

@@ -109,6 +109,19 @@ pub fn quant_block(dt: DType, x: &[f32], out: &mut [u8]) {
     }
 }
 
+/// The element of largest magnitude, sign kept (the first on ties): the scale rule of the
+/// absmax quantizers (gguf's, for the legacy types).
+pub(crate) fn signed_absmax(x: &[f32]) -> f32 {
+    let (mut amax, mut max) = (0f32, 0f32);
+    for &v in x {
+        if v.abs() > amax {
+            amax = v.abs();
+            max = v;
+        }
+    }
+    max
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
