@@ -22,18 +22,19 @@ fn scale_min(s0: u32, s1: u32, s2: u32, j: u32) -> vec2<f32> {
     let lo = vec2<u32>(s0 >> b, s1 >> b);
     let t = s2 >> b;
     let hi = vec2<u32>((t & 15u) | (((lo.x >> 6u) & 3u) << 4u), ((t >> 4u) & 15u) | (((lo.y >> 6u) & 3u) << 4u));
-    return vec2<f32>(select(lo & vec2<u32>(63u), hi, j >= 4u));
+    // 6-bit values to floats with the magic number (no int->float conversion)
+    return bitcast<vec2<f32>>(select(lo & vec2<u32>(63u), hi, j >= 4u) | vec2<u32>(MAGIC)) - vec2<f32>(8388608.0);
 }
 
 fn lane_dot(rb: u32, b: u32, j: u32, xa: vec4<f32>, xb: vec4<f32>, xc: vec4<f32>, xd: vec4<f32>) -> f32 {
     let a = (rb + b * BB) >> 2u;
     let g = j / 4u;
-    let dd = unpack2x16float(w_buf[a]);
-    let s0 = w_buf[a + 1u];
-    let s1 = w_buf[a + 2u];
-    let s2 = w_buf[a + 3u];
-    let q0 = w_buf[a + 4u + 2u * j];
-    let q1 = w_buf[a + 5u + 2u * j];
+    let dd = unpack2x16float(wd(a));
+    let s0 = wd(a + 1u);
+    let s1 = wd(a + 2u);
+    let s2 = wd(a + 3u);
+    let q0 = wd(a + 4u + 2u * j);
+    let q1 = wd(a + 5u + 2u * j);
     let lo = dot(xa, bytes_f(lo_nib(q0), 0.0)) + dot(xb, bytes_f(lo_nib(q1), 0.0));
     let hi = dot(xc, bytes_f(hi_nib(q0), 0.0)) + dot(xd, bytes_f(hi_nib(q1), 0.0));
     let m0 = scale_min(s0, s1, s2, 2u * g);
@@ -45,9 +46,9 @@ fn wq4(rb: u32, e: u32) -> vec4<f32> {
     let a = (rb + (e / QK) * BB) >> 2u;
     let r = e % QK;
     let j = r / 32u;
-    let w = w_buf[a + 4u + (j / 2u) * 8u + (r % 32u) / 4u];
+    let w = wd(a + 4u + (j / 2u) * 8u + (r % 32u) / 4u);
     let q = bytes_u(select(lo_nib(w), hi_nib(w), (j & 1u) != 0u), 0.0);
-    let h0 = w_buf[a];
-    let sm = scale_min(w_buf[a + 1u], w_buf[a + 2u], w_buf[a + 3u], j);
+    let h0 = wd(a);
+    let sm = scale_min(wd(a + 1u), wd(a + 2u), wd(a + 3u), j);
     return (f16_bits_to_f32(h0 & 0xffffu) * sm.x) * q - f16_bits_to_f32(h0 >> 16u) * sm.y;
 }

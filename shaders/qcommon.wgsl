@@ -2,7 +2,8 @@
 // raw blocks as u32 words and dequantize in registers. Prepended (after the binding prelude) to
 // one type file (q8_0.wgsl, q4_0.wgsl, q4_1.wgsl, q4_k.wgsl, q6_k.wgsl) and one entry file
 // (qmatvec.wgsl, qgemm.wgsl, qembed.wgsl); quant.rs puts them together.
-// The weight binding is always `w` (an embedding table too). Its blocks start at byte p.wbase of
+// The weight binding is always `w` (an embedding table too), bound as vec4<u32> words (`w_v4`;
+// `wd(i)` reads word i). Its blocks start at byte p.wbase of
 // the buffer; row n (a whole number of blocks) at byte p.wbase + n * p.rowb. Blocks of 34, 18
 // and 210 bytes start at 2 mod 4 every other block: fields are read with funnel shifts.
 // Values come from bytes with the f32 magic number: bits 0x4b000000 | v are 2^23 + v exactly
@@ -20,6 +21,11 @@ struct Params {
     _p1: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
+
+// Word i of the weight binding.
+fn wd(i: u32) -> u32 {
+    return w_v4[i >> 2u][i & 3u];
+}
 
 const MAGIC = 0x4b000000u;
 // (1, 256, 1, 256): the scale of the four lanes `bytes_f` returns; x vectors in the matvec are
@@ -43,7 +49,7 @@ fn bytes_u(w: u32, bias: f32) -> vec4<f32> {
 fn wu32(a: u32) -> u32 {
     let i = a >> 2u;
     let sh = (a & 2u) * 8u;
-    return (w_buf[i] >> sh) | ((w_buf[i + 1u] << 16u) << (16u - sh));
+    return (wd(i) >> sh) | ((wd(i + 1u) << 16u) << (16u - sh));
 }
 
 // 128 bits at byte address a (a even), as four words.
@@ -51,24 +57,24 @@ fn wu32x4(a: u32) -> vec4<u32> {
     let i = a >> 2u;
     let sh = (a & 2u) * 8u;
     let s2 = 16u - sh;
-    let w0 = w_buf[i];
-    let w1 = w_buf[i + 1u];
-    let w2 = w_buf[i + 2u];
-    let w3 = w_buf[i + 3u];
-    let w4 = w_buf[i + 4u];
+    let w0 = wd(i);
+    let w1 = wd(i + 1u);
+    let w2 = wd(i + 2u);
+    let w3 = wd(i + 3u);
+    let w4 = wd(i + 4u);
     return vec4<u32>((w0 >> sh) | ((w1 << 16u) << s2), (w1 >> sh) | ((w2 << 16u) << s2),
                      (w2 >> sh) | ((w3 << 16u) << s2), (w3 >> sh) | ((w4 << 16u) << s2));
 }
 
 // The f16 at byte address a (a even), exactly.
 fn wf16(a: u32) -> f32 {
-    return f16_bits_to_f32((w_buf[a >> 2u] >> ((a & 2u) * 8u)) & 0xffffu);
+    return f16_bits_to_f32((wd(a >> 2u) >> ((a & 2u) * 8u)) & 0xffffu);
 }
 
 // The f16 at byte address a (a even) through the hardware conversion (exact for every finite f16;
 // the matvec's scales). wf16 above is the bit-exact software path the embedding uses.
 fn wf16h(a: u32) -> f32 {
-    return unpack2x16float(w_buf[a >> 2u] >> ((a & 2u) * 8u)).x;
+    return unpack2x16float(wd(a >> 2u) >> ((a & 2u) * 8u)).x;
 }
 
 // Low / high nibbles of each byte of w, as bytes.

@@ -194,7 +194,8 @@ impl WgpuBackend {
     }
 
     pub(super) fn alloc_tensor(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
-        let bytes = dtype.nbytes(numel(shape)).div_ceil(4).max(1) as u64 * 4;
+        // whole 16-byte units, so a buffer can be read as vec4<u32> words (kernel::Access::Read4)
+        let bytes = super::quant::device_bytes(dtype, numel(shape)).div_ceil(16).max(1) as u64 * 16;
         if bytes > self.caps.max_buffer {
             return Err(self.device_error("create_buffer", format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer)));
         }
@@ -229,6 +230,9 @@ impl WgpuBackend {
         if self.rec.lock().unwrap().slots > 0 {
             self.submit()?;
         }
+        if t.dtype == DType::Q8_0 {
+            return self.upload_q8_0(buf, t, bytes);
+        }
         let off = t.byte_offset() as u64;
         let whole = bytes.len() / 4 * 4;
         if whole > 0 {
@@ -244,9 +248,36 @@ impl WgpuBackend {
         Ok(())
     }
 
+    /// q8_0 goes into the device's groups of 8 blocks (quant.rs `Q8_GROUP`); a last group the
+    /// tensor fills only in part is read first, so the other blocks' slots keep their bytes.
+    fn upload_q8_0(&self, buf: &wgpu::Buffer, t: &Tensor, bytes: &[u8]) -> Result<()> {
+        use super::quant::{q8_0_to_device, Q8_GROUP};
+        if t.offset != 0 {
+            return Err(Error::Other(format!("upload: a q8_0 tensor must start at block 0 of its buffer, not element {}", t.offset)));
+        }
+        let nblk = bytes.len() / 34;
+        let groups = nblk.div_ceil(8);
+        let mut dev = vec![0u8; groups * Q8_GROUP];
+        if nblk % 8 != 0 {
+            let last = ((groups - 1) * Q8_GROUP) as u64;
+            dev[last as usize..].copy_from_slice(&self.read_raw(buf, last, Q8_GROUP as u64)?);
+        }
+        q8_0_to_device(bytes, &mut dev);
+        if !dev.is_empty() {
+            self.queue.write_buffer(buf, 0, &dev);
+        }
+        Ok(())
+    }
+
     pub(super) fn download_bytes(&self, t: &Tensor) -> Result<Vec<u8>> {
         self.submit()?;
         let buf = &self.storage(t)?.buffer;
+        if t.dtype == DType::Q8_0 {
+            let mut out = vec![0u8; t.nbytes()];
+            let dev = self.read_raw(buf, 0, (t.numel().div_ceil(256) * super::quant::Q8_GROUP).max(16) as u64)?;
+            super::quant::q8_0_from_device(&dev, &mut out);
+            return Ok(out);
+        }
         let n = t.nbytes();
         let mut v = self.read_raw(buf, t.byte_offset() as u64, n.div_ceil(4) as u64 * 4)?;
         v.truncate(n);
@@ -297,7 +328,7 @@ impl WgpuBackend {
                 binding: k as u32 + 1,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: b.access == kernel::Access::Read },
+                    ty: wgpu::BufferBindingType::Storage { read_only: b.access != kernel::Access::Write },
                     has_dynamic_offset: false,
                     min_binding_size: None,
                 },
@@ -418,6 +449,9 @@ impl WgpuBackend {
     /// submit, and starts mapping it. The GPU runs on while the host does other work (records the
     /// next step); `Readback::wait` collects the bytes.
     pub fn submit_readback(&self, t: &Tensor) -> Result<Readback> {
+        if t.dtype.is_quant() {
+            return Err(Error::Other(format!("submit_readback: {} tensors come back through download (device block order)", t.dtype)));
+        }
         let src = &self.storage(t)?.buffer;
         let size = (t.nbytes().div_ceil(4) * 4) as u64;
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {

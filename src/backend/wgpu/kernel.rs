@@ -15,6 +15,9 @@ pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
     Read,
+    /// Read as `{name}_v4: array<vec4<u32>>` (16-byte loads; no typed accessors): the buffer is
+    /// sized in whole 16-byte units (`alloc_tensor`), the kernel adds the offsets itself.
+    Read4,
     Write,
 }
 
@@ -28,6 +31,9 @@ pub struct Binding {
 
 pub fn read(name: &'static str, dtype: DType) -> Binding {
     Binding { name, dtype, access: Access::Read }
+}
+pub fn read4(name: &'static str, dtype: DType) -> Binding {
+    Binding { name, dtype, access: Access::Read4 }
 }
 pub fn write(name: &'static str, dtype: DType) -> Binding {
     Binding { name, dtype, access: Access::Write }
@@ -73,6 +79,9 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
         // a quantized binding is its raw blocks as u32 words (the kernel decodes them)
         let wide = b.dtype.is_quant() || b.dtype.size() == 4;
         match b.access {
+            Access::Read4 => {
+                let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read> {n}_v4: array<vec4<u32>>;");
+            }
             Access::Read => {
                 let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read> {n}_buf: array<u32>;");
                 if wide {

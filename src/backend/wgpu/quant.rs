@@ -14,7 +14,7 @@
 //!
 //! The weight's position is passed as a byte offset (`wbase`) in Params; the dispatcher's element
 //! offset slot for it is unused.
-use super::kernel::{grid, read, write, KernelKey};
+use super::kernel::{grid, read, read4, write, KernelKey};
 use super::linear::select_sg;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -27,6 +27,7 @@ use std::sync::{Mutex, OnceLock};
 
 const COMMON: &str = include_str!("../../../shaders/qcommon.wgsl");
 const MATVEC: &str = include_str!("../../../shaders/qmatvec.wgsl");
+const LANES: &str = include_str!("../../../shaders/qlanes.wgsl");
 const GEMM: &str = include_str!("../../../shaders/qgemm.wgsl");
 const EMBED: &str = include_str!("../../../shaders/qembed.wgsl");
 
@@ -62,9 +63,19 @@ fn type_src(d: DType) -> (&'static str, &'static str) {
     }
 }
 
+/// The vec4 matvec lanes of a dtype (f32 x, rows on 16 bytes), where it has them.
+fn v4_src(d: DType) -> Option<&'static str> {
+    match d {
+        DType::Q8_0 => Some(include_str!("../../../shaders/q8_0_v4.wgsl")),
+        DType::Q4K => Some(include_str!("../../../shaders/q4_k_v4.wgsl")),
+        _ => None,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Kind {
-    Matvec { sg: bool },
+    /// `v4`: the type's vec4 lanes (x f32 read as vec4), else the scalar-word lanes (qlanes.wgsl).
+    Matvec { sg: bool, v4: bool },
     Gemm,
     Embed,
 }
@@ -76,7 +87,8 @@ fn body(kind: Kind, d: DType) -> &'static str {
     cache.entry((kind, d)).or_insert_with(|| {
         let (ty, extra) = type_src(d);
         let entry = match kind {
-            Kind::Matvec { sg } => select_sg(MATVEC, sg),
+            Kind::Matvec { sg, v4: false } => format!("{LANES}\n{}", select_sg(MATVEC, sg)),
+            Kind::Matvec { sg, v4: true } => format!("{}\n{}", v4_src(d).expect("no vec4 lanes"), select_sg(MATVEC, sg)),
             Kind::Gemm => GEMM.to_string(),
             Kind::Embed => EMBED.to_string(),
         };
@@ -121,8 +133,16 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let kind = if m <= MATVEC_MAX_M { Kind::Matvec { sg: b.caps.subgroup } } else { Kind::Gemm };
+    let kind = if m <= MATVEC_MAX_M { Kind::Matvec { sg: b.caps.subgroup, v4: v4_ok(x, w)? } } else { Kind::Gemm };
     launch_linear(b, kind, None, x, w, y)
+}
+
+/// Whether the vec4 matvec lanes serve x · Wᵀ: the type has them, x is f32 starting on a vec4,
+/// and every row of w starts on 16 bytes. `WGLLM_QMATVEC_V4=0` turns it off (A/B sweeps).
+fn v4_ok(x: &Tensor, w: &Tensor) -> Result<bool> {
+    let rowb = w.dtype.nbytes(*w.shape.last().unwrap_or(&0));
+    let off = std::env::var("WGLLM_QMATVEC_V4").is_ok_and(|v| v == "0");
+    Ok(!off && v4_src(w.dtype).is_some() && x.dtype == DType::F32 && x.offset % 4 == 0 && wbase(w, "linear")? % 16 == 0 && rowb % 16 == 0)
 }
 
 /// Threads and rows of a matvec workgroup. Swept on the H200 through Vulkan (WG 32..256, R 1..8,
@@ -134,11 +154,25 @@ fn matvec_shape(n: usize) -> (u32, u32) {
         let (a, b) = v.split_once(',')?;
         Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
     }) {
-        if wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=4).contains(&r) {
+        if wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) {
             return (wg, r);
         }
     }
     (32, if n >= 2048 { 4 } else { 2 })
+}
+
+/// q4_k vec4 lanes: nibbles as 1 + q/16 (`WGLLM_Q4K_ONEF=1`, a sweep switch), else exact bytes.
+fn onef() -> bool {
+    std::env::var("WGLLM_Q4K_ONEF").is_ok_and(|v| v == "1")
+}
+
+/// Sweep knobs of the matvec: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default) or 4) and the
+/// vec4 lanes' loads-only diagnostic (`WGLLM_QMV_DIAG=1`: no dequantization, wrong results; for
+/// the roofline's "what the loads alone reach" line, never for a real run).
+fn sweep_knobs() -> (u32, u32) {
+    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
+    let diag = std::env::var("WGLLM_QMV_DIAG").is_ok_and(|v| v == "1") as u32;
+    (u, diag)
 }
 
 fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
@@ -151,10 +185,11 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
     let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
     let (entry, groups, variant) = match kind {
-        Kind::Matvec { sg } => {
+        Kind::Matvec { sg, v4 } => {
             let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n));
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u"))]);
-            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}{}", if sg { "sg" } else { "" }))
+            let (u, diag) = sweep_knobs();
+            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("ONEF", onef().to_string()), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
+            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}{}", if sg { "sg" } else { "" }, if v4 { "v4" } else { "" }, if onef() { "1f" } else { "" }))
         }
         Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
         Kind::Embed => unreachable!(),
@@ -164,12 +199,51 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     }
     let key = KernelKey {
         entry,
-        bindings: vec![read("x", x.dtype), read("w", w.dtype), write("y", y.dtype)],
+        bindings: vec![
+            if matches!(kind, Kind::Matvec { v4: true, .. }) { read4("x", x.dtype) } else { read("x", x.dtype) },
+            read4("w", w.dtype),
+            write("y", y.dtype),
+        ],
         variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
     };
     let rowb = w.dtype.nbytes(k) as u32;
     let p = Params { offs: [0; 8], m: m as u32, n: n as u32, k: k as u32, wbase: wbase(w, "linear")?, rowb, first: 0, pad: [0; 2] };
     b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[x, w, y], grid(groups as u32))
+}
+
+/// q8_0 on the wgpu device: groups of 8 blocks (by block index from the start of the buffer,
+/// where every q8_0 tensor starts: `Tensor::view`) as 8 x 32 bytes of quants, then the 8 f16
+/// scales: 272 bytes, the GGUF blocks' own bytes reordered, nothing expanded (a last group of
+/// fewer blocks keeps its slots: at most 238 bytes of padding a buffer). Quants are then word
+/// aligned, and a row of whole 256-element groups reads as aligned vec4 words. Other quantized
+/// types keep GGUF order.
+pub const Q8_GROUP: usize = 272;
+
+/// Device bytes of a buffer of `numel` elements of `d`.
+pub fn device_bytes(d: DType, numel: usize) -> usize {
+    match d {
+        DType::Q8_0 => numel.div_ceil(256) * Q8_GROUP,
+        _ => d.nbytes(numel),
+    }
+}
+
+/// GGUF q8_0 blocks into the device groups `dev` (which holds the whole groups they touch; slots
+/// of blocks past `gguf` are left as they are).
+pub fn q8_0_to_device(gguf: &[u8], dev: &mut [u8]) {
+    for (b, blk) in gguf.chunks_exact(34).enumerate() {
+        let g = (b / 8) * Q8_GROUP;
+        dev[g + 32 * (b % 8)..g + 32 * (b % 8) + 32].copy_from_slice(&blk[2..]);
+        dev[g + 256 + 2 * (b % 8)..g + 258 + 2 * (b % 8)].copy_from_slice(&blk[..2]);
+    }
+}
+
+/// The GGUF bytes of the first `gguf.len() / 34` blocks of device groups `dev`.
+pub fn q8_0_from_device(dev: &[u8], gguf: &mut [u8]) {
+    for (b, blk) in gguf.chunks_exact_mut(34).enumerate() {
+        let g = (b / 8) * Q8_GROUP;
+        blk[2..].copy_from_slice(&dev[g + 32 * (b % 8)..g + 32 * (b % 8) + 32]);
+        blk[..2].copy_from_slice(&dev[g + 256 + 2 * (b % 8)..g + 258 + 2 * (b % 8)]);
+    }
 }
 
 /// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
@@ -191,7 +265,7 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
     let shard = matches!(op, Op::EmbeddingShard { .. });
     let key = KernelKey {
         entry: "qembedding",
-        bindings: vec![read("w", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
+        bindings: vec![read4("w", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
         variant: if shard { "shard".into() } else { String::new() },
     };
     let consts = [("WG", format!("{EMBED_WG}u")), ("SHARD", shard.to_string())];
@@ -244,11 +318,16 @@ mod tests {
             // a block offset only where a view may start past block 0 (word-aligned blocks)
             let wo = if wd.block().1 % 4 == 0 { 3 * qk } else { 0 };
             for sg in [false, b.caps.subgroup] {
-                for shape in [(32, 1), (64, 4), (128, 3)] {
-                    check(&b, Kind::Matvec { sg }, Some(shape), (DType::F32, wd), (2, 3 * qk, 7), (0, wo));
+                for shape in [(32, 1), (64, 4), (128, 3), (32, 8), (64, 6)] {
+                    check(&b, Kind::Matvec { sg, v4: false }, Some(shape), (DType::F32, wd), (2, 3 * qk, 7), (0, wo));
+                    if v4_src(wd).is_some() {
+                        // rows of whole 256-element groups, w 16-byte aligned (at a 256-element offset
+                        // where views may start past block 0)
+                        check(&b, Kind::Matvec { sg, v4: true }, Some(shape), (DType::F32, wd), (2, 512, 9), (4, if wo > 0 { 256 } else { 0 }));
+                    }
                 }
             }
-            check(&b, Kind::Matvec { sg: false }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
+            check(&b, Kind::Matvec { sg: false, v4: false }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
             check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
         }
     }

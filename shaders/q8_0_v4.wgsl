@@ -1,0 +1,49 @@
+// q8_0 matvec lane, vec4 path (quant.rs picks it for f32 x when rows are whole 8-block groups,
+// K % 256 == 0, so every group starts on 16 bytes): a slot is 16 bytes of quants (half a block)
+// read as one vec4, consecutive threads on consecutive slots (a subgroup reads two groups'
+// quants); its 16 x values are 4 vec4 loads that serve the R rows. Layout: q8_0.wgsl.
+
+const SLOTS = 2u;
+
+// x elements e .. e + 3 (relative to the binding offset), times UNLANES.
+fn xv(e: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
+}
+
+fn row_dot(rb: u32, c: u32, xa: vec4<f32>, xb: vec4<f32>, xc: vec4<f32>, xd: vec4<f32>) -> f32 {
+    let q = w_v4[(q8_qs(rb, c >> 1u) >> 4u) + (c & 1u)] ^ vec4<u32>(0x80808080u);
+    if (DIAG == 1u) {
+        // loads only (sweep diagnostic): every loaded word reaches the result, no dequantization
+        return bitcast<f32>((q.x ^ q.y ^ q.z ^ q.w) & 0x3fffffffu) * (xa.x + xb.y + xc.z + xd.w) + wf16h(q8_da(rb, c >> 1u));
+    }
+    let s = dot(xa, bytes_f(q.x, 128.0)) + dot(xb, bytes_f(q.y, 128.0)) + dot(xc, bytes_f(q.z, 128.0)) + dot(xd, bytes_f(q.w, 128.0));
+    return wf16h(q8_da(rb, c >> 1u)) * s;
+}
+
+struct X {
+    a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>,
+}
+
+fn xload(c: u32, xr: u32) -> X {
+    let e = xr + c * 16u;
+    return X(xv(e), xv(e + 4u), xv(e + 8u), xv(e + 12u));
+}
+
+// rows 0..3 of the workgroup's R, or (hi) rows 4..7; rows past R left 0
+fn dots(c: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
+    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
+    var v = vec4<f32>(0.0);
+    if (n > 0u) {
+        v.x = row_dot(rows.x, c, x.a, x.b, x.c, x.d);
+    }
+    if (n > 1u) {
+        v.y = row_dot(rows.y, c, x.a, x.b, x.c, x.d);
+    }
+    if (n > 2u) {
+        v.z = row_dot(rows.z, c, x.a, x.b, x.c, x.d);
+    }
+    if (n > 3u) {
+        v.w = row_dot(rows.w, c, x.a, x.b, x.c, x.d);
+    }
+    return v;
+}

@@ -1,0 +1,63 @@
+// The scalar-word matvec lane (qmatvec.wgsl's `slot`) over the type file's `lane_x` / `lane_dot`:
+// x of any float dtype read element by element. The vec4 path for f32 x has its own `slot` in
+// the type's _v4 file (q4_k_v4.wgsl, q8_0_v4.wgsl).
+
+// x elements e .. e + 3 of the row-major x (e relative to its binding offset), times UNLANES.
+fn x4s(e: u32) -> vec4<f32> {
+    let a = p.offs[0].x + e;
+    if (X_KIND == 0u) {
+        return bitcast<vec4<f32>>(vec4<u32>(x_buf[a], x_buf[a + 1u], x_buf[a + 2u], x_buf[a + 3u])) * UNLANES;
+    }
+    if (!X_ALIGNED) {
+        return vec4<f32>(ld_x(e), ld_x(e + 1u), ld_x(e + 2u), ld_x(e + 3u)) * UNLANES;
+    }
+    let w0 = x_buf[a >> 1u];
+    let w1 = x_buf[(a >> 1u) + 1u];
+    if (X_KIND == 1u) {
+        return vec4<f32>(unpack2x16float(w0), unpack2x16float(w1)) * UNLANES;
+    }
+    return bitcast<vec4<f32>>(vec4<u32>(w0 << 16u, w0 & 0xffff0000u, w1 << 16u, w1 & 0xffff0000u)) * UNLANES;
+}
+
+const SLOTS = LW;
+
+// The x vectors of lane slot w (NX of them; the rest 0) for the x row at element xr.
+struct X {
+    a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>,
+}
+
+fn xload(w: u32, xr: u32) -> X {
+    let b = w / LW;
+    let j = w % LW;
+    var x = X(x4s(xr + lane_x(b, j, 0u)), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    if (NX > 1u) {
+        x.b = x4s(xr + lane_x(b, j, 1u));
+    }
+    if (NX > 2u) {
+        x.c = x4s(xr + lane_x(b, j, 2u));
+        x.d = x4s(xr + lane_x(b, j, 3u));
+    }
+    return x;
+}
+
+// The dot products of lane slot w with the rows at bytes `rows`: rows 0..3 of the workgroup's R,
+// or (hi) rows 4..7; rows past R left 0.
+fn dots(w: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
+    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
+    let b = w / LW;
+    let j = w % LW;
+    var v = vec4<f32>(0.0);
+    if (n > 0u) {
+        v.x = lane_dot(rows.x, b, j, x.a, x.b, x.c, x.d);
+    }
+    if (n > 1u) {
+        v.y = lane_dot(rows.y, b, j, x.a, x.b, x.c, x.d);
+    }
+    if (n > 2u) {
+        v.z = lane_dot(rows.z, b, j, x.a, x.b, x.c, x.d);
+    }
+    if (n > 3u) {
+        v.w = lane_dot(rows.w, b, j, x.a, x.b, x.c, x.d);
+    }
+    return v;
+}
