@@ -7,26 +7,11 @@
 
 const SLOTS = 8u;
 
-// ONEF (quant.rs): nibbles as 1 + q/16 (q shifted into the top mantissa bits of 1.0: one
-// shift and one and/or an element, no subtraction); sum(x * q) = 16 * (sum(x * (1 + q/16)) -
-// sum(x)), and sum(x) is needed for the mins anyway. Else bytes_f (exact q, x times UNLANES).
 fn xv(e: u32) -> vec4<f32> {
-    let v = bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]);
-    if (ONEF) {
-        return v;
+    if (DIAG == 2u) {
+        return vec4<f32>(f32(e & 7u));
     }
-    return v * UNLANES;
-}
-
-const ONE_M = vec4<u32>(0x00780000u);
-const ONE_E = vec4<u32>(0x3f800000u);
-// 1 + q/16 for the low (hi = false) or high nibbles of the four bytes of w.
-fn onef(w: u32, hi: bool) -> vec4<f32> {
-    var v = vec4<u32>(w << 19u, w << 11u, w << 3u, w >> 5u);
-    if (hi) {
-        v = vec4<u32>(w << 15u, w << 7u, w >> 1u, w >> 9u);
-    }
-    return bitcast<vec4<f32>>((v & ONE_M) | ONE_E);
+    return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
 }
 
 struct X8 {
@@ -40,20 +25,14 @@ fn row_dot(rb: u32, c: u32, x: X8) -> f32 {
     let j = c & 7u;
     let hd = w_v4[a];
     let q = w_v4[a + 1u + j];
-    if (DIAG == 1u) {
-        // loads only (sweep diagnostic): every loaded word reaches the result, no dequantization
+    // DIAG (quant.rs `diag`, a roofline diagnostic with wrong results): 1 the loads alone, no
+    // dequantization; 2 and no x either
+    if (DIAG >= 1u) {
         return bitcast<f32>((q.x ^ q.y ^ q.z ^ q.w ^ hd.x) & 0x3fffffffu) * x.sl + x.sh;
     }
     let dd = unpack2x16float(hd.x);
     let m0 = scale_min(hd.y, hd.z, hd.w, j & 6u);
     let m1 = scale_min(hd.y, hd.z, hd.w, (j & 6u) + 1u);
-    if (ONEF) {
-        let lo = dot(x.l0, onef(q.x, false)) + dot(x.l1, onef(q.y, false)) + dot(x.l2, onef(q.z, false)) + dot(x.l3, onef(q.w, false));
-        let hi = dot(x.h0, onef(q.x, true)) + dot(x.h1, onef(q.y, true)) + dot(x.h2, onef(q.z, true)) + dot(x.h3, onef(q.w, true));
-        let ql = 16.0 * (lo - x.sl);
-        let qh = 16.0 * (hi - x.sh);
-        return dd.x * (m0.x * ql + m1.x * qh) - dd.y * (m0.y * x.sl + m1.y * x.sh);
-    }
     let lo = dot(x.l0, bytes_f(lo_nib(q.x), 0.0)) + dot(x.l1, bytes_f(lo_nib(q.y), 0.0))
            + dot(x.l2, bytes_f(lo_nib(q.z), 0.0)) + dot(x.l3, bytes_f(lo_nib(q.w), 0.0));
     let hi = dot(x.h0, bytes_f(hi_nib(q.x), 0.0)) + dot(x.h1, bytes_f(hi_nib(q.y), 0.0))
@@ -73,9 +52,8 @@ fn xload(c: u32, xr: u32) -> X8 {
     x.h1 = xv(e + 36u);
     x.h2 = xv(e + 40u);
     x.h3 = xv(e + 44u);
-    let un = select(LANES, vec4<f32>(1.0), ONEF);
-    x.sl = dot(x.l0 + x.l1 + x.l2 + x.l3, un);
-    x.sh = dot(x.h0 + x.h1 + x.h2 + x.h3, un);
+    x.sl = dot(x.l0 + x.l1 + x.l2 + x.l3, LANES);
+    x.sh = dot(x.h0 + x.h1 + x.h2 + x.h3, LANES);
     return x;
 }
 

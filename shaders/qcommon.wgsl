@@ -3,9 +3,9 @@
 // one type file (q8_0.wgsl, q4_0.wgsl, q4_1.wgsl, q4_k.wgsl, q6_k.wgsl) and one entry file
 // (qmatvec.wgsl, qgemm.wgsl, qembed.wgsl); quant.rs puts them together.
 // The weight binding is always `w` (an embedding table too), bound as vec4<u32> words (`w_v4`;
-// `wd(i)` reads word i). Its blocks start at byte p.wbase of
-// the buffer; row n (a whole number of blocks) at byte p.wbase + n * p.rowb. Blocks of 34, 18
-// and 210 bytes start at 2 mod 4 every other block: fields are read with funnel shifts.
+// `wd(i)` reads word i). Its blocks start at byte p.wbase of the buffer; row n (a whole number
+// of blocks) at byte p.wbase + n * p.rowb. Blocks of 18 and 210 bytes start at 2 mod 4 every
+// other block: fields are read with funnel shifts. q8_0 is regrouped on the device (q8_0.wgsl).
 // Values come from bytes with the f32 magic number: bits 0x4b000000 | v are 2^23 + v exactly
 // (v < 2^23), so one and/or and one subtraction turn a byte into a float (no int->float convert).
 

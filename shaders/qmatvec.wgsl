@@ -1,13 +1,16 @@
 // linear over a block-quantized w, small M (decode): y[M, N] = x[M, K] · W[N, K]ᵀ.
 // A workgroup of WG threads owns R (1..8) consecutive weight rows and one x row. Its threads
-// stride over the row's lane slots together (a slot: one word of quants, LW a block, see the type
-// file), consecutive threads on consecutive words, so weights and x are both read in coalesced
-// runs; a slot's x vectors (NX of them) are loaded once and serve the R rows, held in plain
-// registers (no private arrays). f32 accumulation; partial sums reduced through
-// workgroup memory `red` (subgroup sums first in the `sg` variant: quant.rs keeps the lines
-// between #ifdef_sg / #else_sg / #endif_sg of the variant asked for), else a tree.
-// Constants from quant.rs: WG, R, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x rows start
-// on a word); from the type file: QK, LW, NX, lane_x, lane_dot.
+// stride over the row's lane slots together (SLOTS a block), consecutive threads on consecutive
+// slots, so weights and x are both read in coalesced runs; a slot's x values are loaded once
+// (`xload`) and serve the R rows (`dots`, four rows a call), held in plain registers (no private
+// arrays). U slots a trip (quant.rs: 2 where each thread has two or more, else 1). f32
+// accumulation; partial sums reduced through workgroup memory `red` (subgroup sums first in the
+// `sg` variant: quant.rs keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant
+// asked for), else a tree.
+// The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
+// from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
+// Constants from quant.rs: WG, R, U, DIAG, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
+// rows start on a word); from the type / lanes files: QK, SLOTS, xload, dots.
 
 var<workgroup> red: array<f32, R * WG>;
 
@@ -46,9 +49,21 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let rows2 = vec4<u32>(min(rb + 4u * p.rowb, last), min(rb + 5u * p.rowb, last), min(rb + 6u * p.rowb, last), min(rb + 7u * p.rowb, last));
     var acc = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
-    // U (1, 2 or 4) slots a trip, straight-line, so their loads are in flight together; the
-    // slots of a last, partial trip two or one at a time
+    // U (1, 2 or 4) slots a trip, straight-line, so their loads are in flight together. U = 2:
+    // the second slot of a last, partial trip is clamped to the last slot and its sums masked
+    // (no branch: both slots' loads go out first); U = 4: a partial trip two and one at a time.
     for (var w = lid; w < slots; w += U * WG) {
+        if (U == 2u) {
+            let w2 = min(w + WG, slots - 1u);
+            let xa = xload(w, xr);
+            let xb = xload(w2, xr);
+            let keep = w + WG < slots;
+            acc += dots(w, xa, rows, false) + select(vec4<f32>(0.0), dots(w2, xb, rows, false), keep);
+            if (R > 4u) {
+                acc2 += dots(w, xa, rows2, true) + select(vec4<f32>(0.0), dots(w2, xb, rows2, true), keep);
+            }
+            continue;
+        }
         if (U == 4u && w + 3u * WG < slots) {
             let xa = xload(w, xr);
             let xb = xload(w + WG, xr);
@@ -60,20 +75,11 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             }
             continue;
         }
-        for (var v = w; v < min(slots, w + U * WG); v += 2u * WG) {
-            if (U > 1u && v + WG < slots) {
-                let xa = xload(v, xr);
-                let xb = xload(v + WG, xr);
-                acc += dots(v, xa, rows, false) + dots(v + WG, xb, rows, false);
-                if (R > 4u) {
-                    acc2 += dots(v, xa, rows2, true) + dots(v + WG, xb, rows2, true);
-                }
-            } else {
-                let xa = xload(v, xr);
-                acc += dots(v, xa, rows, false);
-                if (R > 4u) {
-                    acc2 += dots(v, xa, rows2, true);
-                }
+        for (var v = w; v < min(slots, w + U * WG); v += WG) {
+            let xa = xload(v, xr);
+            acc += dots(v, xa, rows, false);
+            if (R > 4u) {
+                acc2 += dots(v, xa, rows2, true);
             }
         }
     }

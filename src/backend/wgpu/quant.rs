@@ -3,12 +3,18 @@
 //! The kernels read the raw blocks as u32 words and dequantize in registers (or, in the GEMM, one
 //! 64 x 32 tile at a time into workgroup memory); a weight is never expanded in device memory.
 //!
-//! A kernel is three WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers), the type
-//! file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block layout as
-//! a matvec lane `lane_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
+//! The wgpu device keeps GGUF's byte order except for q8_0, whose 34-byte blocks are regrouped
+//! eight at a time as their quants then their scales (``q8_0_to_device`, called by context.rs' upload: the same
+//! bytes, word-aligned quants).
+//!
+//! A kernel is three or four WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers),
+//! the type file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block
+//! layout as a matvec lane `lane_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
 //! * `qmatvec` (shaders/qmatvec.wgsl), M <= MATVEC_MAX_M: WG threads x R rows a workgroup, one x
-//!   row, threads striding over the row one quant word each (coalesced weight and x reads; the
-//!   x vectors serve all R rows; subgroup reduction where available).
+//!   row, threads striding over the row's lane slots (coalesced weight and x reads; the x values
+//!   serve all R rows; subgroup reduction where available). Its lanes: shaders/qlanes.wgsl
+//!   (scalar words, any x dtype) or, for q4_k and q8_0 with f32 x and rows on 16 bytes, the
+//!   type's vec4 lanes (q4_k_v4.wgsl, q8_0_v4.wgsl: 16-byte weight and x loads).
 //! * `qgemm` (shaders/qgemm.wgsl), larger M: 64 x 64 tiles, K steps of 32.
 //! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
 //!
@@ -146,10 +152,13 @@ fn v4_ok(x: &Tensor, w: &Tensor) -> Result<bool> {
 }
 
 /// Threads and rows of a matvec workgroup. Swept on the H200 through Vulkan (WG 32..256, R 1..8,
-/// K 1024..14336, N 1024..151936): one subgroup's worth of threads and 4 rows was best or within a
-/// few % everywhere (more threads a row starve each of work; more rows gained nothing).
+/// U 1..4, K 1024..14336, N 1024..151936; docs/BENCHMARKS.md r7): one subgroup's worth of threads
+/// and 4 rows was best or within a few % where there are enough rows (more rows: fewer
+/// workgroups and more registers, no gain), but with few rows and long ones (N 4096, K 14336)
+/// the GPU runs short of threads: the workgroup then doubles (up to 256) while fewer than ~10^5
+/// threads run and each keeps at least 32 elements of the row.
 /// `WGLLM_QMATVEC=WG,R` overrides it for sweeps (tools/bench/quant_ops.sh).
-fn matvec_shape(n: usize) -> (u32, u32) {
+fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
     if let Some((wg, r)) = std::env::var("WGLLM_QMATVEC").ok().and_then(|v| {
         let (a, b) = v.split_once(',')?;
         Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
@@ -158,20 +167,35 @@ fn matvec_shape(n: usize) -> (u32, u32) {
             return (wg, r);
         }
     }
-    (32, if n >= 2048 { 4 } else { 2 })
-}
-
-/// q4_k vec4 lanes: nibbles as 1 + q/16 (`WGLLM_Q4K_ONEF=1`, a sweep switch), else exact bytes.
-fn onef() -> bool {
-    std::env::var("WGLLM_Q4K_ONEF").is_ok_and(|v| v == "1")
+    let r = if n >= 2048 { 4 } else { 2 };
+    let mut wg = 32;
+    while wg < 256 && n.div_ceil(r) * wg < 100_000 && k / (2 * wg) >= 32 {
+        wg *= 2;
+    }
+    (wg as u32, r as u32)
 }
 
 /// Sweep knobs of the matvec: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default) or 4) and the
-/// vec4 lanes' loads-only diagnostic (`WGLLM_QMV_DIAG=1`: no dequantization, wrong results; for
-/// the roofline's "what the loads alone reach" line, never for a real run).
-fn sweep_knobs() -> (u32, u32) {
-    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
-    let diag = std::env::var("WGLLM_QMV_DIAG").is_ok_and(|v| v == "1") as u32;
+/// vec4 lanes' roofline diagnostic (`WGLLM_QMV_DIAG`: 1 the loads alone, no dequantization; 2
+/// and no x loads; 3 (q8_0) and no scale loads): wrong results, for "what the loads alone reach"
+/// lines in docs/BENCHMARKS.md, never for a real run.
+/// Matvec lane slots a block (the type file's LW, or SLOTS in its _v4 file).
+fn slots_per_block(d: DType, v4: bool) -> usize {
+    match (d, v4) {
+        (DType::Q8_0, true) => 2,
+        (DType::Q4K, true) => 8,
+        (DType::Q8_0, false) => 4,
+        (DType::Q4K | DType::Q6K, false) => 16,
+        _ => 2,
+    }
+}
+
+/// The default U: 2 where every thread has two slots or more of its row, else 1 (a clamped second
+/// slot would be computed for nothing: K = 1024 q4_k rows are 32 slots).
+fn sweep_knobs(slots: usize, wg: u32) -> (u32, u32) {
+    let dflt = if slots >= 2 * wg as usize { 2 } else { 1 };
+    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(dflt);
+    let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
     (u, diag)
 }
 
@@ -186,10 +210,10 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
     let (entry, groups, variant) = match kind {
         Kind::Matvec { sg, v4 } => {
-            let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n));
-            let (u, diag) = sweep_knobs();
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("ONEF", onef().to_string()), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
-            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}{}", if sg { "sg" } else { "" }, if v4 { "v4" } else { "" }, if onef() { "1f" } else { "" }))
+            let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
+            let (u, diag) = sweep_knobs(k / w.dtype.block().0 * slots_per_block(w.dtype, v4), wg);
+            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
+            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, if v4 { "v4" } else { "" }))
         }
         Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
         Kind::Embed => unreachable!(),
