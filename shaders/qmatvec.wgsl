@@ -3,7 +3,7 @@
 // stride over the row's lane slots together (SLOTS a block), consecutive threads on consecutive
 // slots, so weights and x are both read in coalesced runs; a slot's x values are loaded once
 // (`xload`) and serve the R rows (`dots`, four rows a call), held in plain registers (no private
-// arrays). U slots a trip (quant.rs: 2 where each thread has two or more, else 1). f32
+// arrays). U slots a trip (quant.rs: 2 where the row is whole trips of two, else 1). f32
 // accumulation; partial sums reduced through workgroup memory `red` (subgroup sums first in the
 // `sg` variant: quant.rs keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant
 // asked for), else a tree.
