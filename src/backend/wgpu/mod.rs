@@ -37,12 +37,10 @@ impl WgpuBackend {
             return Support::No(e.to_string());
         }
         for t in desc.inputs.iter().chain(&desc.outputs) {
-            if t.nbytes() as u64 > self.caps.max_binding {
-                return Support::No(format!(
-                    "a {} byte operand exceeds max_storage_buffer_binding_size {}",
-                    t.nbytes(),
-                    self.caps.max_binding
-                ));
+            // as bound: whole 16-byte units, q8_0 in its device groups (quant.rs)
+            let bytes = (quant::device_bytes(t.dtype, t.numel()) as u64).div_ceil(16) * 16;
+            if bytes > self.caps.max_binding {
+                return Support::No(format!("a {bytes} byte operand exceeds max_storage_buffer_binding_size {}", self.caps.max_binding));
             }
         }
         Support::Yes
