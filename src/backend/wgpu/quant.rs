@@ -197,6 +197,10 @@ fn sweep_knobs(slots: usize, wg: u32) -> (u32, u32) {
     let dflt = if slots % (2 * wg as usize) == 0 { 2 } else { 1 };
     let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(dflt);
     let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
+    if diag > 0 {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| eprintln!("wgllm: WGLLM_QMV_DIAG={diag}: quantized matvec results are wrong on purpose (a roofline diagnostic)"));
+    }
     (u, diag)
 }
 
