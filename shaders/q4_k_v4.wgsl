@@ -14,13 +14,13 @@ fn xv(e: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
 }
 
-struct X8 {
+struct X {
     l0: vec4<f32>, l1: vec4<f32>, l2: vec4<f32>, l3: vec4<f32>,
     h0: vec4<f32>, h1: vec4<f32>, h2: vec4<f32>, h3: vec4<f32>,
     sl: f32, sh: f32,
 }
 
-fn row_dot(rb: u32, c: u32, x: X8) -> f32 {
+fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
     let a = (rb >> 4u) + (c >> 3u) * 9u;
     let j = c & 7u;
     let hd = w_v4[a];
@@ -40,10 +40,10 @@ fn row_dot(rb: u32, c: u32, x: X8) -> f32 {
     return dd.x * (m0.x * lo + m1.x * hi) - dd.y * (m0.y * x.sl + m1.y * x.sh);
 }
 
-fn xload(c: u32, xr: u32) -> X8 {
+fn xload(c: u32, xr: u32) -> X {
     let j = c & 7u;
     let e = xr + (c >> 3u) * 256u + (j >> 1u) * 64u + (j & 1u) * 16u;
-    var x: X8;
+    var x: X;
     x.l0 = xv(e);
     x.l1 = xv(e + 4u);
     x.l2 = xv(e + 8u);
@@ -55,23 +55,4 @@ fn xload(c: u32, xr: u32) -> X8 {
     x.sl = dot(x.l0 + x.l1 + x.l2 + x.l3, LANES);
     x.sh = dot(x.h0 + x.h1 + x.h2 + x.h3, LANES);
     return x;
-}
-
-// rows 0..3 of the workgroup's R, or (hi) rows 4..7; rows past R left 0
-fn dots(c: u32, x: X8, rows: vec4<u32>, hi: bool) -> vec4<f32> {
-    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
-    var v = vec4<f32>(0.0);
-    if (n > 0u) {
-        v.x = row_dot(rows.x, c, x);
-    }
-    if (n > 1u) {
-        v.y = row_dot(rows.y, c, x);
-    }
-    if (n > 2u) {
-        v.z = row_dot(rows.z, c, x);
-    }
-    if (n > 3u) {
-        v.w = row_dot(rows.w, c, x);
-    }
-    return v;
 }

@@ -13,7 +13,15 @@ fn xv(e: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
 }
 
-fn row_dot(rb: u32, c: u32, xa: vec4<f32>, xb: vec4<f32>, xc: vec4<f32>, xd: vec4<f32>) -> f32 {
+struct X {
+    a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>,
+}
+
+fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
+    let xa = x.a;
+    let xb = x.b;
+    let xc = x.c;
+    let xd = x.d;
     let q = w_v4[(q8_qs(rb, c >> 1u) >> 4u) + (c & 1u)] ^ vec4<u32>(0x80808080u);
     // DIAG (quant.rs `diag`, a roofline diagnostic with wrong results): 1 the loads alone, no
     // dequantization; 2 and no x either; 3 and no scales either (the quant words alone)
@@ -27,30 +35,7 @@ fn row_dot(rb: u32, c: u32, xa: vec4<f32>, xb: vec4<f32>, xc: vec4<f32>, xd: vec
     return wf16h(q8_da(rb, c >> 1u)) * s;
 }
 
-struct X {
-    a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>,
-}
-
 fn xload(c: u32, xr: u32) -> X {
     let e = xr + c * 16u;
     return X(xv(e), xv(e + 4u), xv(e + 8u), xv(e + 12u));
-}
-
-// rows 0..3 of the workgroup's R, or (hi) rows 4..7; rows past R left 0
-fn dots(c: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
-    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
-    var v = vec4<f32>(0.0);
-    if (n > 0u) {
-        v.x = row_dot(rows.x, c, x.a, x.b, x.c, x.d);
-    }
-    if (n > 1u) {
-        v.y = row_dot(rows.y, c, x.a, x.b, x.c, x.d);
-    }
-    if (n > 2u) {
-        v.z = row_dot(rows.z, c, x.a, x.b, x.c, x.d);
-    }
-    if (n > 3u) {
-        v.w = row_dot(rows.w, c, x.a, x.b, x.c, x.d);
-    }
-    return v;
 }

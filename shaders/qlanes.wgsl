@@ -40,24 +40,7 @@ fn xload(w: u32, xr: u32) -> X {
     return x;
 }
 
-// The dot products of lane slot w with the rows at bytes `rows`: rows 0..3 of the workgroup's R,
-// or (hi) rows 4..7; rows past R left 0.
-fn dots(w: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
-    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
-    let b = w / LW;
-    let j = w % LW;
-    var v = vec4<f32>(0.0);
-    if (n > 0u) {
-        v.x = lane_dot(rows.x, b, j, x.a, x.b, x.c, x.d);
-    }
-    if (n > 1u) {
-        v.y = lane_dot(rows.y, b, j, x.a, x.b, x.c, x.d);
-    }
-    if (n > 2u) {
-        v.z = lane_dot(rows.z, b, j, x.a, x.b, x.c, x.d);
-    }
-    if (n > 3u) {
-        v.w = lane_dot(rows.w, b, j, x.a, x.b, x.c, x.d);
-    }
-    return v;
+// The dot product of lane slot w with the row at byte rb.
+fn slot_dot(rb: u32, w: u32, x: X) -> f32 {
+    return lane_dot(rb, w / LW, w % LW, x.a, x.b, x.c, x.d);
 }

@@ -2,17 +2,37 @@
 // A workgroup of WG threads owns R (1..8) consecutive weight rows and one x row. Its threads
 // stride over the row's lane slots together (SLOTS a block), consecutive threads on consecutive
 // slots, so weights and x are both read in coalesced runs; a slot's x values are loaded once
-// (`xload`) and serve the R rows (`dots`, four rows a call), held in plain registers (no private
-// arrays). U slots a trip (quant.rs: 2 where the row is whole trips of two, else 1). f32
+// (`xload`) and serve the R rows (`dots` over the lanes' `slot_dot`, four rows a call), held in plain registers (no private
+// arrays). U slots a trip (U = 2 only where the row is whole trips of two, else one). f32
 // accumulation; partial sums reduced through workgroup memory `red` (subgroup sums first in the
 // `sg` variant: quant.rs keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant
 // asked for), else a tree.
 // The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
 // Constants from quant.rs: WG, R, U, DIAG, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
-// rows start on a word); from the type / lanes files: QK, SLOTS, xload, dots.
+// rows start on a word); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot.
 
 var<workgroup> red: array<f32, R * WG>;
+
+// The dot products of lane slot w (its x values in x) with the rows at bytes `rows`: rows 0..3 of
+// the workgroup's R, or (hi) rows 4..7; rows past R left 0.
+fn dots(w: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
+    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
+    var v = vec4<f32>(0.0);
+    if (n > 0u) {
+        v.x = slot_dot(rows.x, w, x);
+    }
+    if (n > 1u) {
+        v.y = slot_dot(rows.y, w, x);
+    }
+    if (n > 2u) {
+        v.z = slot_dot(rows.z, w, x);
+    }
+    if (n > 3u) {
+        v.w = slot_dot(rows.w, w, x);
+    }
+    return v;
+}
 
 #ifdef_sg
 // Butterfly sum over the subgroup (shuffles: naga 30 rejects `enable subgroups;`).
@@ -49,22 +69,21 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let rows2 = vec4<u32>(min(rb + 4u * p.rowb, last), min(rb + 5u * p.rowb, last), min(rb + 6u * p.rowb, last), min(rb + 7u * p.rowb, last));
     var acc = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
-    // U (1, 2 or 4) slots a trip, straight-line, so their loads are in flight together. U = 2:
-    // the second slot of a last, partial trip is clamped to the last slot and its sums masked
-    // (no branch: both slots' loads go out first); U = 4: a partial trip two and one at a time.
-    for (var w = lid; w < slots; w += U * WG) {
-        if (U == 2u) {
-            let w2 = min(w + WG, slots - 1u);
+    // U (1, 2 or 4) slots a trip, straight-line, so their loads are in flight together. U = 2
+    // only where the row is whole trips of two slots a thread (no partial trip), else one a trip
+    // (K = 1024 q4_k rows are 32 slots: one a thread); U = 4: a partial trip one at a time.
+    let u = select(select(1u, 2u, slots % (2u * WG) == 0u), U, U != 2u);
+    for (var w = lid; w < slots; w += u * WG) {
+        if (u == 2u) {
             let xa = xload(w, xr);
-            let xb = xload(w2, xr);
-            let keep = w + WG < slots;
-            acc += dots(w, xa, rows, false) + select(vec4<f32>(0.0), dots(w2, xb, rows, false), keep);
+            let xb = xload(w + WG, xr);
+            acc += dots(w, xa, rows, false) + dots(w + WG, xb, rows, false);
             if (R > 4u) {
-                acc2 += dots(w, xa, rows2, true) + select(vec4<f32>(0.0), dots(w2, xb, rows2, true), keep);
+                acc2 += dots(w, xa, rows2, true) + dots(w + WG, xb, rows2, true);
             }
             continue;
         }
-        if (U == 4u && w + 3u * WG < slots) {
+        if (u == 4u && w + 3u * WG < slots) {
             let xa = xload(w, xr);
             let xb = xload(w + WG, xr);
             let xc = xload(w + 2u * WG, xr);
@@ -75,7 +94,7 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             }
             continue;
         }
-        for (var v = w; v < min(slots, w + U * WG); v += WG) {
+        for (var v = w; v < min(slots, w + u * WG); v += WG) {
             let xa = xload(v, xr);
             acc += dots(v, xa, rows, false);
             if (R > 4u) {

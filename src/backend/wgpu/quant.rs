@@ -175,27 +175,13 @@ fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
     (wg as u32, r as u32)
 }
 
-/// Sweep knobs of the matvec: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default) or 4) and the
-/// vec4 lanes' roofline diagnostic (`WGLLM_QMV_DIAG`: 1 the loads alone, no dequantization; 2
-/// and no x loads; 3 (q8_0) and no scale loads): wrong results, for "what the loads alone reach"
-/// lines in docs/BENCHMARKS.md, never for a real run.
-/// Matvec lane slots a block (the type file's LW, or SLOTS in its _v4 file).
-fn slots_per_block(d: DType, v4: bool) -> usize {
-    match (d, v4) {
-        (DType::Q8_0, true) => 2,
-        (DType::Q4K, true) => 8,
-        (DType::Q8_0, false) => 4,
-        (DType::Q4K | DType::Q6K, false) => 16,
-        _ => 2,
-    }
-}
-
-/// The default U: 2 where the row is whole trips of two slots a thread, else 1 (the clamped
-/// second slot of a partial trip is computed for nothing: K = 1024 q4_k rows are 32 slots, one
-/// a thread). On the H200, U 1, 2 and 4 were within a few % of each other elsewhere.
-fn sweep_knobs(slots: usize, wg: u32) -> (u32, u32) {
-    let dflt = if slots % (2 * wg as usize) == 0 { 2 } else { 1 };
-    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(dflt);
+/// Sweep knobs: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default: the kernel takes one a trip where
+/// a row is not whole trips of two) or 4) and the vec4 lanes' roofline diagnostic
+/// (`WGLLM_QMV_DIAG`: 1 the loads alone, no dequantization; 2 and no x loads; 3 (q8_0) and no
+/// scale loads): wrong results, for "what the loads alone reach" lines in docs/BENCHMARKS.md,
+/// never for a real run.
+fn sweep_knobs() -> (u32, u32) {
+    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
     let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
     if diag > 0 {
         static SAID: std::sync::Once = std::sync::Once::new();
@@ -216,7 +202,7 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let (entry, groups, variant) = match kind {
         Kind::Matvec { sg, v4 } => {
             let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
-            let (u, diag) = sweep_knobs(k / w.dtype.block().0 * slots_per_block(w.dtype, v4), wg);
+            let (u, diag) = sweep_knobs();
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
             ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, if v4 { "v4" } else { "" }))
         }
