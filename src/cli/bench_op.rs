@@ -107,8 +107,8 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Mean GPU time of one dispatch from timestamp queries (the dispatch alone, without the
-/// barrier and launch between dispatches), over `iters` runs of `run`; None where the device has
+/// Mean GPU time of one op from timestamp queries (its dispatches alone, without the barriers
+/// and launches between dispatches), over `iters` runs of `run`; None where the device has
 /// no timestamp queries.
 fn kernel_time(dev: &dyn crate::backend::Backend, iters: usize, run: &mut dyn FnMut(usize) -> Result<()>) -> Result<Option<f64>> {
     let Some(w) = dev.as_wgpu() else { return Ok(None) };
@@ -121,6 +121,7 @@ fn kernel_time(dev: &dyn crate::backend::Backend, iters: usize, run: &mut dyn Fn
     dev.sync()?;
     let rows = w.profile();
     w.set_profiling(false)?;
+    // every dispatch of the op (a pre-pass too) over the op's runs
     let (ns, n) = rows.iter().fold((0.0, 0u64), |a, r| (a.0 + r.1, a.1 + r.2));
-    Ok((n > 0).then(|| ns / n as f64 / 1e9))
+    Ok((n > 0).then(|| ns / iters as f64 / 1e9))
 }

@@ -36,6 +36,13 @@ const MATVEC: &str = include_str!("../../../shaders/qmatvec.wgsl");
 const LANES: &str = include_str!("../../../shaders/qlanes.wgsl");
 const GEMM: &str = include_str!("../../../shaders/qgemm.wgsl");
 const EMBED: &str = include_str!("../../../shaders/qembed.wgsl");
+const DP_Q4K: &str = include_str!("../../../shaders/q4_k_dp.wgsl");
+const XLIMBS: &str = include_str!("../../../shaders/xlimbs.wgsl");
+
+/// Weight elements from which q4_k's matvec takes the integer-dot lanes (x pre-pass included).
+const LIMBS_MIN: usize = 1 << 24;
+/// u32 words of x limbs a 32-element block (xlimbs.wgsl).
+const LIMB_WORDS: usize = 28;
 
 /// Largest M that goes to the matvec kernel (one x row a workgroup: W is read M times, mostly
 /// from cache).
@@ -78,10 +85,19 @@ fn v4_src(d: DType) -> Option<&'static str> {
     }
 }
 
+/// The lanes of a matvec: scalar words (qlanes.wgsl, any x dtype), the type's vec4 lanes (f32 x
+/// read as vec4), or q4_k's integer-dot lanes over x as byte limbs (q4_k_dp.wgsl, after the
+/// xlimbs.wgsl pre-pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Lanes {
+    Words,
+    V4,
+    Limbs,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Kind {
-    /// `v4`: the type's vec4 lanes (x f32 read as vec4), else the scalar-word lanes (qlanes.wgsl).
-    Matvec { sg: bool, v4: bool },
+    Matvec { sg: bool, lanes: Lanes },
     Gemm,
     Embed,
 }
@@ -93,8 +109,9 @@ fn body(kind: Kind, d: DType) -> &'static str {
     cache.entry((kind, d)).or_insert_with(|| {
         let (ty, extra) = type_src(d);
         let entry = match kind {
-            Kind::Matvec { sg, v4: false } => format!("{LANES}\n{}", select_sg(MATVEC, sg)),
-            Kind::Matvec { sg, v4: true } => format!("{}\n{}", v4_src(d).expect("no vec4 lanes"), select_sg(MATVEC, sg)),
+            Kind::Matvec { sg, lanes: Lanes::Words } => format!("{LANES}\n{}", select_sg(MATVEC, sg)),
+            Kind::Matvec { sg, lanes: Lanes::V4 } => format!("{}\n{}", v4_src(d).expect("no vec4 lanes"), select_sg(MATVEC, sg)),
+            Kind::Matvec { sg, lanes: Lanes::Limbs } => format!("{DP_Q4K}\n{}", select_sg(MATVEC, sg)),
             Kind::Gemm => GEMM.to_string(),
             Kind::Embed => EMBED.to_string(),
         };
@@ -139,16 +156,28 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let kind = if m <= MATVEC_MAX_M { Kind::Matvec { sg: b.caps.subgroup, v4: v4_ok(x, w)? } } else { Kind::Gemm };
+    let kind = if m <= MATVEC_MAX_M { Kind::Matvec { sg: b.caps.subgroup, lanes: lanes(x, w)? } } else { Kind::Gemm };
     launch_linear(b, kind, None, x, w, y)
 }
 
-/// Whether the vec4 matvec lanes serve x · Wᵀ: the type has them, x is f32 starting on a vec4,
-/// and every row of w starts on 16 bytes. `WGLLM_QMATVEC_V4=0` turns it off (A/B sweeps).
-fn v4_ok(x: &Tensor, w: &Tensor) -> Result<bool> {
-    let rowb = w.dtype.nbytes(*w.shape.last().unwrap_or(&0));
+/// The matvec lanes for x · Wᵀ. The vec4 lanes where the type has them, x is f32 starting on a
+/// vec4 and every row of w starts on 16 bytes; for q4_k there, the integer-dot lanes once the
+/// matrix has at least LIMBS_MIN elements (their x pre-pass is one more dispatch). Else the
+/// scalar words. `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off, `WGLLM_QMV_LIMBS=0|1`
+/// the limb lanes off or on whatever the size (A/B sweeps, tests).
+fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
+    let k = *w.shape.last().unwrap_or(&0);
+    let rowb = w.dtype.nbytes(k);
     let off = std::env::var("WGLLM_QMATVEC_V4").is_ok_and(|v| v == "0");
-    Ok(!off && v4_src(w.dtype).is_some() && x.dtype == DType::F32 && x.offset % 4 == 0 && wbase(w, "linear")? % 16 == 0 && rowb % 16 == 0)
+    if off || v4_src(w.dtype).is_none() || x.dtype != DType::F32 || x.offset % 4 != 0 || wbase(w, "linear")? % 16 != 0 || rowb % 16 != 0 {
+        return Ok(Lanes::Words);
+    }
+    let limbs = match std::env::var("WGLLM_QMV_LIMBS").ok().as_deref() {
+        Some("0") => false,
+        Some("1") => true,
+        _ => w.numel() >= LIMBS_MIN,
+    };
+    Ok(if limbs && w.dtype == DType::Q4K { Lanes::Limbs } else { Lanes::V4 })
 }
 
 /// Threads and rows of a matvec workgroup. Swept on the H200 through Vulkan (WG 32..256, R 1..8,
@@ -200,11 +229,15 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
     let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
     let (entry, groups, variant) = match kind {
-        Kind::Matvec { sg, v4 } => {
+        Kind::Matvec { sg, lanes } => {
             let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
             let (u, diag) = sweep_knobs();
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
-            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, if v4 { "v4" } else { "" }))
+            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, match lanes {
+                Lanes::Words => "",
+                Lanes::V4 => "v4",
+                Lanes::Limbs => "dp",
+            }))
         }
         Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
         Kind::Embed => unreachable!(),
@@ -215,7 +248,11 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let key = KernelKey {
         entry,
         bindings: vec![
-            if matches!(kind, Kind::Matvec { v4: true, .. }) { read4("x", x.dtype) } else { read("x", x.dtype) },
+            match kind {
+                Kind::Matvec { lanes: Lanes::V4, .. } => read4("x", x.dtype),
+                Kind::Matvec { lanes: Lanes::Limbs, .. } => read4("x", DType::U32),
+                _ => read("x", x.dtype),
+            },
             read4("w", w.dtype),
             write("y", y.dtype),
         ],
@@ -223,7 +260,29 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     };
     let rowb = w.dtype.nbytes(k) as u32;
     let p = Params { offs: [0; 8], m: m as u32, n: n as u32, k: k as u32, wbase: wbase(w, "linear")?, rowb, first: 0, pad: [0; 2] };
-    b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[x, w, y], grid(groups as u32))
+    let xb = match kind {
+        Kind::Matvec { lanes: Lanes::Limbs, .. } => x_limbs(b, x)?,
+        _ => x.clone(),
+    };
+    b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[&xb, w, y], grid(groups as u32))
+}
+
+/// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 32 == 0, starting on a vec4) into a scratch buffer and
+/// returns it: LIMB_WORDS u32 words a 32-element block, the x operand of the limb lanes.
+fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
+    #[repr(C)]
+    #[derive(Clone, Copy, Pod, Zeroable)]
+    struct P {
+        offs: [u32; 8],
+        blocks: u32,
+        pad: [u32; 3],
+    }
+    let blocks = x.numel() / 32;
+    let xl = b.scratch("x-limbs", DType::U32, blocks * LIMB_WORDS)?;
+    let key = KernelKey { entry: "xlimbs", bindings: vec![read4("x", DType::F32), write("xl", DType::U32)], variant: String::new() };
+    let p = P { offs: [0; 8], blocks: blocks as u32, pad: [0; 3] };
+    b.dispatch(&key, XLIMBS, &[], bytemuck::bytes_of(&p), &[x, &xl], grid(blocks.div_ceil(64) as u32))?;
+    Ok(xl)
 }
 
 /// q8_0 on the wgpu device: groups of 8 blocks (by block index from the start of the buffer,
@@ -334,15 +393,18 @@ mod tests {
             let wo = if wd.block().1 % 4 == 0 { 3 * qk } else { 0 };
             for sg in [false, b.caps.subgroup] {
                 for shape in [(32, 1), (64, 4), (128, 3), (32, 8), (64, 6)] {
-                    check(&b, Kind::Matvec { sg, v4: false }, Some(shape), (DType::F32, wd), (2, 3 * qk, 7), (0, wo));
+                    check(&b, Kind::Matvec { sg, lanes: Lanes::Words }, Some(shape), (DType::F32, wd), (2, 3 * qk, 7), (0, wo));
                     if v4_src(wd).is_some() {
                         // rows of whole 256-element groups, w 16-byte aligned (at a 256-element offset
                         // where views may start past block 0)
-                        check(&b, Kind::Matvec { sg, v4: true }, Some(shape), (DType::F32, wd), (2, 512, 9), (4, if wo > 0 { 256 } else { 0 }));
+                        check(&b, Kind::Matvec { sg, lanes: Lanes::V4 }, Some(shape), (DType::F32, wd), (2, 512, 9), (4, if wo > 0 { 256 } else { 0 }));
+                    }
+                    if wd == DType::Q4K {
+                        check(&b, Kind::Matvec { sg, lanes: Lanes::Limbs }, Some(shape), (DType::F32, wd), (3, 768, 9), (8, 256));
                     }
                 }
             }
-            check(&b, Kind::Matvec { sg: false, v4: false }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
+            check(&b, Kind::Matvec { sg: false, lanes: Lanes::Words }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
             check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
         }
     }
