@@ -2,8 +2,7 @@
 // and the matrix is big enough to pay for the x pre-pass). A slot is one 32-byte nibble group g
 // of a super-block (two vec4 loads): all 32 elements of sub-block A = 2g (low nibbles) and of
 // B = 2g + 1 (high), so one header decode serves 64 elements; 4 slots a super-block, a
-// subgroup reads 8 super-blocks' nibbles in one run. x comes as byte limbs (xlimbs.wgsl, bound
-// as x) and each word of nibbles meets its x values in packed 4 x 8-bit dot products
+// subgroup reads 8 super-blocks' nibbles in one run. x comes as byte limbs (limbs.wgsl) and each word of nibbles meets its x values in packed 4 x 8-bit dot products
 // (dot4U8Packed / dot4I8Packed: one instruction where the adapter has integer dot products).
 // The integer sums are exact (|sum| <= 32 * 15 * 2^22 < 2^31); a sub-block's result is
 // (d sc) s X-sum - (dmin m) x-sum.
@@ -65,14 +64,15 @@ fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
     return dd.x * (sm.x * x.sa * ia + sm.y * x.sb * ib) - dd.y * (sm.z * x.ma + sm.w * x.mb);
 }
 
-// Slot c of the x row starting at element xr: the limbs of sub-blocks A and B.
+// Slot c of the x row starting at element xr: the limbs of sub-blocks A and B. The entry gives
+// `xblk(xr)` (the row's first limb block) and `xlimb(i)` (limb vec4 word i): the pre-pass's
+// buffer bound as x (qmatvec.wgsl) or the workgroup's copy (qmatvec_xs.wgsl).
 fn xload(c: u32, xr: u32) -> X {
-    let blk = p.offs[0].x / 28u + xr / 32u + (c >> 2u) * 8u + (c & 3u) * 2u;
-    let va = blk * 7u;
+    let va = (xblk(xr) + (c >> 2u) * 8u + (c & 3u) * 2u) * 7u;
     let vb = va + 7u;
-    let ia = bitcast<vec4<f32>>(x_v4[va + 6u]);
-    let ib = bitcast<vec4<f32>>(x_v4[vb + 6u]);
-    return X(x_v4[va], x_v4[va + 1u], x_v4[va + 2u], x_v4[va + 3u], x_v4[va + 4u], x_v4[va + 5u],
-             x_v4[vb], x_v4[vb + 1u], x_v4[vb + 2u], x_v4[vb + 3u], x_v4[vb + 4u], x_v4[vb + 5u],
+    let ia = bitcast<vec4<f32>>(xlimb(va + 6u));
+    let ib = bitcast<vec4<f32>>(xlimb(vb + 6u));
+    return X(xlimb(va), xlimb(va + 1u), xlimb(va + 2u), xlimb(va + 3u), xlimb(va + 4u), xlimb(va + 5u),
+             xlimb(vb), xlimb(vb + 1u), xlimb(vb + 2u), xlimb(vb + 3u), xlimb(vb + 4u), xlimb(vb + 5u),
              ia.x, ib.x * 0.00390625, ia.y + ia.z, (ib.y + ib.z) * 0.00390625);
 }

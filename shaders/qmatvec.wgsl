@@ -10,41 +10,11 @@
 // The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
 // Constants from quant.rs: WG, R, U, DIAG, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
-// rows start on a word); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot.
+// rows start on a word); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
+// `dots` and `sg_sum` from qdots.wgsl.
 
 var<workgroup> red: array<f32, R * WG>;
 
-// The dot products of lane slot w (its x values in x) with the rows at bytes `rows`: rows 0..3 of
-// the workgroup's R, or (hi) rows 4..7; rows past R left 0.
-fn dots(w: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
-    let n = select(min(R, 4u), max(R, 4u) - 4u, hi);
-    var v = vec4<f32>(0.0);
-    if (n > 0u) {
-        v.x = slot_dot(rows.x, w, x);
-    }
-    if (n > 1u) {
-        v.y = slot_dot(rows.y, w, x);
-    }
-    if (n > 2u) {
-        v.z = slot_dot(rows.z, w, x);
-    }
-    if (n > 3u) {
-        v.w = slot_dot(rows.w, w, x);
-    }
-    return v;
-}
-
-#ifdef_sg
-// Butterfly sum over the subgroup (shuffles: naga 30 rejects `enable subgroups;`).
-fn sg_sum(v: f32, sgs: u32) -> f32 {
-    var s = v;
-    for (var d = sgs / 2u; d > 0u; d >>= 1u) {
-        s += subgroupShuffleXor(s, d);
-    }
-    return s;
-}
-
-#endif_sg
 @compute @workgroup_size(WG)
 fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32

@@ -36,11 +36,21 @@ const MATVEC: &str = include_str!("../../../shaders/qmatvec.wgsl");
 const LANES: &str = include_str!("../../../shaders/qlanes.wgsl");
 const GEMM: &str = include_str!("../../../shaders/qgemm.wgsl");
 const EMBED: &str = include_str!("../../../shaders/qembed.wgsl");
+const QDOTS: &str = include_str!("../../../shaders/qdots.wgsl");
 const DP_Q4K: &str = include_str!("../../../shaders/q4_k_dp.wgsl");
+const LIMBS: &str = include_str!("../../../shaders/limbs.wgsl");
 const XLIMBS: &str = include_str!("../../../shaders/xlimbs.wgsl");
+const MATVEC_XS: &str = include_str!("../../../shaders/qmatvec_xs.wgsl");
+/// The limb lanes' x accessors where the pre-pass's buffer is bound as x.
+const XLIMB_BOUND: &str = "fn xlimb(i: u32) -> vec4<u32> {\n    return x_v4[i];\n}\nfn xblk(xr: u32) -> u32 {\n    return p.offs[0].x / 28u + xr / 32u;\n}\n";
 
-/// Weight elements from which q4_k's matvec takes the integer-dot lanes (x pre-pass included).
-const LIMBS_MIN: usize = 1 << 24;
+/// Weight elements from which q4_k's matvec (K >= 2048) takes the integer-dot lanes with x limbs
+/// made by each workgroup, and from which with x limbs from the pre-pass (its dispatch, ~5 us
+/// on the H200, pays off where each workgroup's own conversion costs more). Measured on the
+/// H200 (docs/BENCHMARKS.md r8): K 4096 N 4096 .. K 4096 N 14336 the former, K 8192 N 28672 the
+/// latter; K 1024 rows (16 slots of 64 for 32 threads) keep the vec4 lanes.
+const LIMBS_WG_MIN: usize = 1 << 22;
+const LIMBS_PRE_MIN: usize = 1 << 27;
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
 const LIMB_WORDS: usize = 28;
 
@@ -86,13 +96,15 @@ fn v4_src(d: DType) -> Option<&'static str> {
 }
 
 /// The lanes of a matvec: scalar words (qlanes.wgsl, any x dtype), the type's vec4 lanes (f32 x
-/// read as vec4), or q4_k's integer-dot lanes over x as byte limbs (q4_k_dp.wgsl, after the
-/// xlimbs.wgsl pre-pass).
+/// read as vec4), or q4_k's integer-dot lanes over x as byte limbs (q4_k_dp.wgsl): limbs from the
+/// xlimbs.wgsl pre-pass (`Limbs`), or made by each workgroup into workgroup memory (`LimbsWg`,
+/// the qmatvec_xs.wgsl entry; its `sg` means subgroups of exactly 32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Lanes {
     Words,
     V4,
     Limbs,
+    LimbsWg,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,9 +121,10 @@ fn body(kind: Kind, d: DType) -> &'static str {
     cache.entry((kind, d)).or_insert_with(|| {
         let (ty, extra) = type_src(d);
         let entry = match kind {
-            Kind::Matvec { sg, lanes: Lanes::Words } => format!("{LANES}\n{}", select_sg(MATVEC, sg)),
-            Kind::Matvec { sg, lanes: Lanes::V4 } => format!("{}\n{}", v4_src(d).expect("no vec4 lanes"), select_sg(MATVEC, sg)),
-            Kind::Matvec { sg, lanes: Lanes::Limbs } => format!("{DP_Q4K}\n{}", select_sg(MATVEC, sg)),
+            Kind::Matvec { sg, lanes: Lanes::Words } => select_sg(&format!("{LANES}\n{QDOTS}\n{MATVEC}"), sg),
+            Kind::Matvec { sg, lanes: Lanes::V4 } => select_sg(&format!("{}\n{QDOTS}\n{MATVEC}", v4_src(d).expect("no vec4 lanes")), sg),
+            Kind::Matvec { sg, lanes: Lanes::Limbs } => select_sg(&format!("{XLIMB_BOUND}{DP_Q4K}\n{QDOTS}\n{MATVEC}"), sg),
+            Kind::Matvec { sg, lanes: Lanes::LimbsWg } => select_sg(&format!("{LIMBS}\n{DP_Q4K}\n{QDOTS}\n{MATVEC_XS}"), sg),
             Kind::Gemm => GEMM.to_string(),
             Kind::Embed => EMBED.to_string(),
         };
@@ -156,15 +169,22 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let kind = if m <= MATVEC_MAX_M { Kind::Matvec { sg: b.caps.subgroup, lanes: lanes(x, w)? } } else { Kind::Gemm };
+    let kind = match m <= MATVEC_MAX_M {
+        true => match lanes(x, w)? {
+            Lanes::LimbsWg => Kind::Matvec { sg: sg32(b), lanes: Lanes::LimbsWg },
+            l => Kind::Matvec { sg: b.caps.subgroup, lanes: l },
+        },
+        false => Kind::Gemm,
+    };
     launch_linear(b, kind, None, x, w, y)
 }
 
 /// The matvec lanes for x · Wᵀ. The vec4 lanes where the type has them, x is f32 starting on a
-/// vec4 and every row of w starts on 16 bytes; for q4_k there, the integer-dot lanes once the
-/// matrix has at least LIMBS_MIN elements (their x pre-pass is one more dispatch). Else the
-/// scalar words. `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off, `WGLLM_QMV_LIMBS=0|1`
-/// the limb lanes off or on whatever the size (A/B sweeps, tests).
+/// vec4 and every row of w starts on 16 bytes; for q4_k there, the integer-dot lanes for
+/// matrices of at least LIMBS_WG_MIN elements and K >= 2048 (x limbs by the workgroup, or by a
+/// pre-pass from LIMBS_PRE_MIN). Else the scalar words. `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off, `WGLLM_QMV_LIMBS=0|pre|wg`
+/// the limb lanes off, or on whatever the size with x limbs from the pre-pass / the workgroup
+/// (A/B sweeps, tests).
 fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
     let k = *w.shape.last().unwrap_or(&0);
     let rowb = w.dtype.nbytes(k);
@@ -173,11 +193,17 @@ fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
         return Ok(Lanes::Words);
     }
     let limbs = match std::env::var("WGLLM_QMV_LIMBS").ok().as_deref() {
-        Some("0") => false,
-        Some("1") => true,
-        _ => w.numel() >= LIMBS_MIN,
+        Some("0") => None,
+        Some("pre") => Some(Lanes::Limbs),
+        Some("wg") => Some(Lanes::LimbsWg),
+        _ if k < 2048 || w.numel() < LIMBS_WG_MIN => None,
+        _ if w.numel() < LIMBS_PRE_MIN => Some(Lanes::LimbsWg),
+        _ => Some(Lanes::Limbs),
     };
-    Ok(if limbs && w.dtype == DType::Q4K { Lanes::Limbs } else { Lanes::V4 })
+    Ok(match limbs {
+        Some(l) if w.dtype == DType::Q4K => l,
+        _ => Lanes::V4,
+    })
 }
 
 /// Threads and rows of a matvec workgroup. Swept on the H200 through Vulkan (WG 32..256, R 1..8,
@@ -204,6 +230,38 @@ fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
     (wg as u32, r as u32)
 }
 
+/// Threads and rows of a workgroup of the qmatvec_xs entry (x limbs made in workgroup memory):
+/// groups of 32 threads, each R rows. `WGLLM_QMATVEC=WG,R` overrides it for sweeps.
+fn xs_shape(n: usize) -> (u32, u32) {
+    if let Some((wg, r)) = std::env::var("WGLLM_QMATVEC").ok().and_then(|v| {
+        let (a, b) = v.split_once(',')?;
+        Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+    }) {
+        if wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) {
+            return (wg, r);
+        }
+    }
+    // 8 groups; 8 rows a group where there are many rows (x converted once for 64 rows), else 4
+    // (H200: K 4096 N 14336 and K 8192 N 28672 best at 8, K 14336 N 4096 at 4)
+    (256, if n >= 8192 { 8 } else { 4 })
+}
+
+/// Elements of x a workgroup turns into limbs at a time (qmatvec_xs.wgsl KC): a multiple of 256
+/// whose limbs (112 bytes a 32-element block) fit in the device's workgroup memory beside the
+/// reduction's, the same for every chunk of a K.
+fn xs_chunk(b: &WgpuBackend, k: usize, wg: u32, r: u32, sg: bool, cap: Option<usize>) -> usize {
+    let red = if sg { 0 } else { (wg * r * 4) as usize };
+    let fit = ((b.caps.max_workgroup_storage as usize).saturating_sub(red) / 112 * 32 / 256 * 256).max(256);
+    let cap = cap.map_or(fit, |c| c.min(fit));
+    let chunks = k.div_ceil(cap);
+    k.div_ceil(chunks).div_ceil(256) * 256
+}
+
+/// Subgroups exactly 32 wide (qmatvec_xs sums a 32-thread group by shuffles).
+fn sg32(b: &WgpuBackend) -> bool {
+    b.caps.subgroup && b.caps.subgroup_min == 32 && b.caps.subgroup_max == 32
+}
+
 /// Sweep knobs: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default: the kernel takes one a trip where
 /// a row is not whole trips of two) or 4) and the vec4 lanes' roofline diagnostic
 /// (`WGLLM_QMV_DIAG`: 1 the loads alone, no dequantization; 2 and no x loads; 3 (q8_0) and no
@@ -220,6 +278,12 @@ fn sweep_knobs() -> (u32, u32) {
 }
 
 fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
+    launch_linear_kc(b, kind, shape, None, x, w, y)
+}
+
+/// launch_linear, with qmatvec_xs's chunk of x at most `kc_cap` elements where given (tests: a K
+/// of several chunks).
+fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_cap: Option<usize>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
     let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
     for t in [x, y] {
         if t.offset + t.numel() + 4 > u32::MAX as usize {
@@ -229,14 +293,21 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
     let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
     let (entry, groups, variant) = match kind {
+        Kind::Matvec { sg, lanes: Lanes::LimbsWg } => {
+            let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
+            let (u, _) = sweep_knobs();
+            let kc = xs_chunk(b, k, wg, r, sg, kc_cap);
+            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u"))]);
+            ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}{}", u.min(2), if sg { "sg" } else { "" }))
+        }
         Kind::Matvec { sg, lanes } => {
             let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
             let (u, diag) = sweep_knobs();
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
             ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, match lanes {
-                Lanes::Words => "",
-                Lanes::V4 => "v4",
                 Lanes::Limbs => "dp",
+                Lanes::V4 => "v4",
+                _ => "",
             }))
         }
         Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
@@ -249,7 +320,7 @@ fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Ten
         entry,
         bindings: vec![
             match kind {
-                Kind::Matvec { lanes: Lanes::V4, .. } => read4("x", x.dtype),
+                Kind::Matvec { lanes: Lanes::V4 | Lanes::LimbsWg, .. } => read4("x", x.dtype),
                 Kind::Matvec { lanes: Lanes::Limbs, .. } => read4("x", DType::U32),
                 _ => read("x", x.dtype),
             },
@@ -281,7 +352,9 @@ fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
     let xl = b.scratch("x-limbs", DType::U32, blocks * LIMB_WORDS)?;
     let key = KernelKey { entry: "xlimbs", bindings: vec![read4("x", DType::F32), write("xl", DType::U32)], variant: String::new() };
     let p = P { offs: [0; 8], blocks: blocks as u32, pad: [0; 3] };
-    b.dispatch(&key, XLIMBS, &[], bytemuck::bytes_of(&p), &[x, &xl], grid(blocks.div_ceil(64) as u32))?;
+    static SRC: OnceLock<String> = OnceLock::new();
+    let src = SRC.get_or_init(|| format!("{LIMBS}\n{XLIMBS}"));
+    b.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[x, &xl], grid(blocks.div_ceil(64) as u32))?;
     Ok(xl)
 }
 
@@ -362,6 +435,10 @@ mod tests {
     use crate::parity::compare::{compare, tolerance};
 
     fn check(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, (xd, wd): (DType, DType), (m, k, n): (usize, usize, usize), (xo, wo): (usize, usize)) {
+        check_kc(b, kind, shape, None, (xd, wd), (m, k, n), (xo, wo));
+    }
+
+    fn check_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc: Option<usize>, (xd, wd): (DType, DType), (m, k, n): (usize, usize, usize), (xo, wo): (usize, usize)) {
         let xi = input(xd, &[m, k], Init::Normal { seed: (m * 31 + k) as u64, std: 1.0 });
         let wi = input(wd, &[n, k], Init::QuantBlocks { seed: (k * 13 + n) as u64 });
         let cpu = CpuBackend::new();
@@ -374,11 +451,11 @@ mod tests {
         let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
         b.upload(&gx, &xi.bytes()).unwrap();
         b.upload(&gw, &wi.bytes()).unwrap();
-        launch_linear(b, kind, shape, &gx, &gw, &gy).unwrap();
+        launch_linear_kc(b, kind, shape, kc, &gx, &gw, &gy).unwrap();
         b.flush().unwrap();
         let got = b.download(&gy).unwrap();
         let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
-        assert!(r.is_ok(), "{kind:?} {shape:?} {xd}/{wd} {m}x{k}x{n} +{xo}/+{wo}: {}", r.unwrap_err());
+        assert!(r.is_ok(), "{kind:?} {shape:?} kc {kc:?} {xd}/{wd} {m}x{k}x{n} +{xo}/+{wo}: {}", r.unwrap_err());
     }
 
     #[test]
@@ -401,6 +478,10 @@ mod tests {
                     }
                     if wd == DType::Q4K {
                         check(&b, Kind::Matvec { sg, lanes: Lanes::Limbs }, Some(shape), (DType::F32, wd), (3, 768, 9), (8, 256));
+                        // x in chunks of 256 elements (three), and whole
+                        for kc in [Some(256), None] {
+                            check_kc(&b, Kind::Matvec { sg: sg && sg32(&b), lanes: Lanes::LimbsWg }, Some(shape), kc, (DType::F32, wd), (3, 768, 37), (8, 256));
+                        }
                     }
                 }
             }

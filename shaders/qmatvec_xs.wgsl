@@ -1,0 +1,108 @@
+// linear over a q4_k w with f32 x, small M (decode): y[M, N] = x[M, K] · W[N, K]ᵀ through the
+// integer-dot lanes (q4_k_dp.wgsl) with x turned into byte limbs (limbs.wgsl) by the workgroup
+// itself, KC elements at a time, into workgroup memory: no pre-pass dispatch, and the lanes'
+// x reads come from workgroup memory. A workgroup is NG = WG / 32 groups of 32 threads, each
+// group R consecutive rows (so a workgroup converts x once for NG * R rows); a group's threads
+// stride over its rows' slots. Sums by subgroup shuffles where subgroups are exactly 32 wide
+// (the `sg` variant), else a tree in workgroup memory `red`.
+// Constants from quant.rs: WG (a multiple of 32), R (1..8), U (1 or 2 slots a trip), KC (a
+// multiple of 256); `dots` and `sg_sum` from qdots.wgsl.
+
+const GL = 32u;
+const NG = WG / GL;
+
+var<workgroup> xs: array<vec4<u32>, KC / 32u * 7u>;
+#ifdef_sg
+#else_sg
+var<workgroup> red: array<f32, R * WG>;
+#endif_sg
+
+fn xlimb(i: u32) -> vec4<u32> {
+    return xs[i];
+}
+fn xblk(xr: u32) -> u32 {
+    return xr / 32u;
+}
+
+@compute @workgroup_size(WG)
+fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let rpw = NG * R;
+    let nb = (p.n + rpw - 1u) / rpw;
+    let g = group_index(wid, nwg);
+    if (g >= nb * p.m) {
+        return;
+    }
+    let gi = lid / GL;
+    let li = lid % GL;
+    let n0 = (g % nb) * rpw + gi * R;
+    let mi = g / nb;
+    let xv = (p.offs[0].x + mi * p.k) / 4u;
+    // rows past N repeat the last row; their sums are not stored
+    let rb = p.wbase + min(n0, p.n - 1u) * p.rowb;
+    let last = p.wbase + (p.n - 1u) * p.rowb;
+    let rows = vec4<u32>(rb, min(rb + p.rowb, last), min(rb + 2u * p.rowb, last), min(rb + 3u * p.rowb, last));
+    let rows2 = vec4<u32>(min(rb + 4u * p.rowb, last), min(rb + 5u * p.rowb, last), min(rb + 6u * p.rowb, last), min(rb + 7u * p.rowb, last));
+    var acc = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    for (var c0 = 0u; c0 < p.k; c0 += KC) {
+        let kc = min(KC, p.k - c0);
+        for (var b = lid; b < kc / 32u; b += WG) {
+            let l = limbs_at(xv + c0 / 4u + b * 8u);
+            let v = b * 7u;
+            xs[v] = l.v0;
+            xs[v + 1u] = l.v1;
+            xs[v + 2u] = l.v2;
+            xs[v + 3u] = l.v3;
+            xs[v + 4u] = l.v4;
+            xs[v + 5u] = l.v5;
+            xs[v + 6u] = l.info;
+        }
+        workgroupBarrier();
+        // chunk-local slots c (x in xs), global slot cs + c for the weights
+        let slots = kc / 64u;
+        let cs = c0 / 64u;
+        for (var c = li; c < slots; c += U * GL) {
+            if (U == 2u && c + GL < slots) {
+                let xa = xload(c, 0u);
+                let xb = xload(c + GL, 0u);
+                acc += dots(cs + c, xa, rows, false) + dots(cs + c + GL, xb, rows, false);
+                if (R > 4u) {
+                    acc2 += dots(cs + c, xa, rows2, true) + dots(cs + c + GL, xb, rows2, true);
+                }
+            } else {
+                let xa = xload(c, 0u);
+                acc += dots(cs + c, xa, rows, false);
+                if (R > 4u) {
+                    acc2 += dots(cs + c, xa, rows2, true);
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    let sums = array<f32, 8>(acc.x, acc.y, acc.z, acc.w, acc2.x, acc2.y, acc2.z, acc2.w);
+#ifdef_sg
+    for (var r = 0u; r < R; r++) {
+        let s = sg_sum(sums[r], GL);
+        if (li == 0u && n0 + r < p.n) {
+            st_y(mi * p.n + n0 + r, s);
+        }
+    }
+#else_sg
+    for (var r = 0u; r < R; r++) {
+        red[r * WG + lid] = sums[r];
+    }
+    workgroupBarrier();
+    for (var s = GL / 2u; s > 0u; s >>= 1u) {
+        if (li < s) {
+            for (var r = 0u; r < R; r++) {
+                red[r * WG + lid] += red[r * WG + lid + s];
+            }
+        }
+        workgroupBarrier();
+    }
+    if (li < R && n0 + li < p.n) {
+        st_y(mi * p.n + n0 + li, red[li * WG + gi * GL]);
+    }
+#endif_sg
+}
