@@ -1,5 +1,5 @@
 //! Block-quantized weights: linear with a quantized w (every quant type x x in f32 / bf16, y f32,
-//! plus an f16 y; decode matvecs M = 1..8 and GEMMs M = 65, 130) and embedding / embedding_shard
+//! plus an f16 y; decode matvecs M = 1..8 and GEMMs M = 65, 130; q4_k also at 2^22 elements) and embedding / embedding_shard
 //! with a quantized table. w and tables are valid random blocks (`quant::random_blocks`); the CPU
 //! reference dequantizes them exactly and accumulates in f64. Ids name the type: `linear[xf32-wq4_k-yf32,N67,1x256]`.
 use super::{seed, DType};
@@ -42,6 +42,13 @@ pub fn linear_cases() -> Vec<Case> {
         for &shape in SHAPES.iter().chain(extra) {
             for x in [DType::F32, DType::BF16] {
                 v.push(linear(x, q, DType::F32, shape));
+            }
+        }
+        if q == DType::Q4K {
+            // matrices of 2^22 elements with K >= 2048: the integer-dot lanes over x limbs made
+            // by each workgroup (quant.rs `lanes`), M = 1 and 3
+            for shape in [(1, 4096, 1024), (3, 2048, 2048)] {
+                v.push(linear(DType::F32, q, DType::F32, shape));
             }
         }
         v.push(linear(DType::F32, q, DType::F16, (1, 256, 67)));
