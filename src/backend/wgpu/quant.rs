@@ -490,6 +490,24 @@ mod tests {
         }
     }
 
+    /// The limb entries' WGSL, subgroup forms included (lavapipe never compiles those: its
+    /// subgroups are not 32 wide), validated by naga with every capability.
+    #[test]
+    fn limb_entries_validate() {
+        use super::super::kernel::{generate, validate_wgsl};
+        let consts: Vec<(&str, String)> = [("X_KIND", "0u"), ("X_ALIGNED", "true"), ("WG", "256u"), ("R", "8u"), ("U", "2u"), ("KC", "1024u"), ("DIAG", "0u")].iter().map(|(a, b)| (*a, b.to_string())).collect();
+        for (kind, entry) in [
+            (Kind::Matvec { sg: true, lanes: Lanes::LimbsWg }, "qmatvec_xs"),
+            (Kind::Matvec { sg: false, lanes: Lanes::LimbsWg }, "qmatvec_xs"),
+            (Kind::Matvec { sg: true, lanes: Lanes::Limbs }, "qmatvec"),
+        ] {
+            let bindings = vec![if kind == (Kind::Matvec { sg: true, lanes: Lanes::Limbs }) { read4("x", DType::U32) } else { read4("x", DType::F32) }, read4("w", DType::Q4K), write("y", DType::F32)];
+            let key = KernelKey { entry, bindings, variant: String::new() };
+            let src = generate(&key, body(kind, DType::Q4K), &consts, &[]);
+            validate_wgsl(entry, &src).unwrap();
+        }
+    }
+
     #[test]
     fn k_must_be_whole_blocks() {
         let d = OpDesc::new(Op::Linear, vec![TensorDesc::new(DType::F32, &[1, 100]), TensorDesc::new(DType::Q4K, &[3, 100])], vec![TensorDesc::new(DType::F32, &[1, 3])]);
