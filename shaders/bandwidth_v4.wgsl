@@ -1,16 +1,7 @@
 // Read-bandwidth probe, 16-byte variant (bandwidth.rs takes the faster of this and
-// bandwidth.wgsl): each invocation sums a strided sweep of `x` read as vec4 words, four loads in
+// bandwidth.wgsl, whose Params it is given): each invocation sums a strided sweep of `x` read as vec4 words, four loads in
 // flight, coalesced across the workgroup, and writes one word so nothing is optimised away.
 // Bindings: x (read as vec4<u32> words: x_v4), y (write, u32, one per invocation).
-
-struct Params {
-    offs: array<vec4<u32>, 2>,
-    n_words: u32,
-    total_threads: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
 
 @compute @workgroup_size(256)
 fn read_sweep4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -1,5 +1,13 @@
 // The matvec entries' shared pieces (qmatvec.wgsl, qmatvec_xs.wgsl): R rows' dot products of one
-// lane slot, and the subgroup sum.
+// lane slot, the subgroup sum, and (without subgroups) the tree over workgroup memory `red`.
+
+// Byte offsets of weight rows n0 + i .. n0 + i + 3 (rows past N repeat the last row; their sums
+// are not stored).
+fn rows_at(n0: u32, i: u32) -> vec4<u32> {
+    let last = p.wbase + (p.n - 1u) * p.rowb;
+    let rb = p.wbase + min(n0 + i, p.n - 1u) * p.rowb;
+    return vec4<u32>(rb, min(rb + p.rowb, last), min(rb + 2u * p.rowb, last), min(rb + 3u * p.rowb, last));
+}
 
 // The dot products of lane slot w (its x values in x) with the rows at bytes `rows`: rows 0..3 of
 // the workgroup's R, or (hi) rows 4..7; rows past R left 0.
@@ -31,4 +39,21 @@ fn sg_sum(v: f32, sgs: u32) -> f32 {
     return s;
 }
 
+#else_sg
+// Each thread's R sums into `red` (row r at r * WG + lid), then summed over each run of `width`
+// threads (li = lid's place in its run) into the run's first slot. Called by every thread.
+fn tree_sums(sums: array<f32, 8>, lid: u32, li: u32, width: u32) {
+    for (var r = 0u; r < R; r++) {
+        red[r * WG + lid] = sums[r];
+    }
+    workgroupBarrier();
+    for (var s = width / 2u; s > 0u; s >>= 1u) {
+        if (li < s) {
+            for (var r = 0u; r < R; r++) {
+                red[r * WG + lid] += red[r * WG + lid + s];
+            }
+        }
+        workgroupBarrier();
+    }
+}
 #endif_sg

@@ -32,11 +32,8 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let mi = g / nb;
     let slots = (p.k / QK) * SLOTS;
     let xr = mi * p.k;
-    // rows past N repeat the last row; their sums are not stored
-    let rb = p.wbase + min(n0, p.n - 1u) * p.rowb;
-    let last = p.wbase + (p.n - 1u) * p.rowb;
-    let rows = vec4<u32>(rb, min(rb + p.rowb, last), min(rb + 2u * p.rowb, last), min(rb + 3u * p.rowb, last));
-    let rows2 = vec4<u32>(min(rb + 4u * p.rowb, last), min(rb + 5u * p.rowb, last), min(rb + 6u * p.rowb, last), min(rb + 7u * p.rowb, last));
+    let rows = rows_at(n0, 0u);
+    let rows2 = rows_at(n0, 4u);
     var acc = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     // U (1, 2 or 4) slots a trip, straight-line, so their loads are in flight together. U = 2
@@ -90,18 +87,7 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     workgroupBarrier();
 #else_sg
-    for (var r = 0u; r < R; r++) {
-        red[r * WG + lid] = sums[r];
-    }
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            for (var r = 0u; r < R; r++) {
-                red[r * WG + lid] += red[r * WG + lid + s];
-            }
-        }
-        workgroupBarrier();
-    }
+    tree_sums(sums, lid, lid, WG);
 #endif_sg
     if (lid < R && n0 + lid < p.n) {
         st_y(mi * p.n + n0 + lid, red[lid * WG]);

@@ -38,11 +38,8 @@ fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let n0 = (g % nb) * rpw + gi * R;
     let mi = g / nb;
     let xv = (p.offs[0].x + mi * p.k) / 4u;
-    // rows past N repeat the last row; their sums are not stored
-    let rb = p.wbase + min(n0, p.n - 1u) * p.rowb;
-    let last = p.wbase + (p.n - 1u) * p.rowb;
-    let rows = vec4<u32>(rb, min(rb + p.rowb, last), min(rb + 2u * p.rowb, last), min(rb + 3u * p.rowb, last));
-    let rows2 = vec4<u32>(min(rb + 4u * p.rowb, last), min(rb + 5u * p.rowb, last), min(rb + 6u * p.rowb, last), min(rb + 7u * p.rowb, last));
+    let rows = rows_at(n0, 0u);
+    let rows2 = rows_at(n0, 4u);
     var acc = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     for (var c0 = 0u; c0 < p.k; c0 += KC) {
@@ -89,18 +86,7 @@ fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         }
     }
 #else_sg
-    for (var r = 0u; r < R; r++) {
-        red[r * WG + lid] = sums[r];
-    }
-    workgroupBarrier();
-    for (var s = GL / 2u; s > 0u; s >>= 1u) {
-        if (li < s) {
-            for (var r = 0u; r < R; r++) {
-                red[r * WG + lid] += red[r * WG + lid + s];
-            }
-        }
-        workgroupBarrier();
-    }
+    tree_sums(sums, lid, li, GL);
     if (li < R && n0 + li < p.n) {
         st_y(mi * p.n + n0 + li, red[li * WG + gi * GL]);
     }

@@ -31,7 +31,9 @@ impl WgpuBackend {
         let p = Params { offs: [0; 8], n_words: words as u32, total_threads: threads, pad: [0; 2] };
         let groups = threads / 256;
         let mut best = 0f64;
-        for (entry, src, x_bind) in [("read_sweep", SRC, read("x", DType::U32)), ("read_sweep4", SRC4, read4("x", DType::U32))] {
+        // the 16-byte sweep shares bandwidth.wgsl's Params (everything before its entry point)
+        let src4 = format!("{}{SRC4}", &SRC[..SRC.find("@compute").unwrap_or(0)]);
+        for (entry, src, x_bind) in [("read_sweep", SRC, read("x", DType::U32)), ("read_sweep4", src4.as_str(), read4("x", DType::U32))] {
             let key = KernelKey { entry, bindings: vec![x_bind, write("y", DType::U32)], variant: String::new() };
             // warm up (pipeline compile, first touch)
             self.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[&x, &y], (groups, 1, 1))?;
