@@ -68,31 +68,38 @@ A_MIN, A_MAX = 1.0, 16.0
 DT_MIN, DT_MAX = 0.01, 0.1
 
 
-def _cfg_qwen3(vocab_size: int, eos_id: int):
-    from transformers import Qwen3Config
-
-    return Qwen3Config(
-        architectures=["Qwen3ForCausalLM"],
+def _common(vocab_size: int, eos_id: int) -> dict:
+    """The config fields every tiny model shares: widths, heads, tokens, dtype."""
+    return dict(
         vocab_size=vocab_size,
         hidden_size=128,
         intermediate_size=256,
-        num_hidden_layers=3,
         num_attention_heads=4,
         num_key_value_heads=2,
-        head_dim=64,
         hidden_act="silu",
         max_position_embeddings=512,
-        rms_norm_eps=1e-6,
-        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
         attention_bias=False,
-        attention_dropout=0.0,
-        use_sliding_window=False,
-        tie_word_embeddings=True,
         use_cache=True,
         bos_token_id=None,
         eos_token_id=eos_id,
         pad_token_id=None,
         dtype="bfloat16",
+    )
+
+
+def _cfg_qwen3(vocab_size: int, eos_id: int):
+    from transformers import Qwen3Config
+
+    return Qwen3Config(
+        **_common(vocab_size, eos_id),
+        architectures=["Qwen3ForCausalLM"],
+        num_hidden_layers=3,
+        head_dim=64,
+        rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+        attention_dropout=0.0,
+        use_sliding_window=False,
+        tie_word_embeddings=True,
     )
 
 
@@ -102,27 +109,15 @@ def _cfg_llama(vocab_size: int, eos_id: int):
     from transformers import LlamaConfig
 
     return LlamaConfig(
+        **_common(vocab_size, eos_id),
         architectures=["LlamaForCausalLM"],
-        vocab_size=vocab_size,
-        hidden_size=128,
-        intermediate_size=256,
         num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=32,
-        hidden_act="silu",
-        max_position_embeddings=512,
         rms_norm_eps=1e-5,
         rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
                          "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
-        attention_bias=False,
         mlp_bias=False,
         tie_word_embeddings=False,
-        use_cache=True,
-        bos_token_id=None,
-        eos_token_id=eos_id,
-        pad_token_id=None,
-        dtype="bfloat16",
     )
 
 
@@ -134,32 +129,20 @@ def _cfg_qwen3_5(vocab_size: int, eos_id: int):
     from transformers import Qwen3_5TextConfig
 
     return Qwen3_5TextConfig(
+        **_common(vocab_size, eos_id),
         architectures=["Qwen3_5ForCausalLM"],
-        vocab_size=vocab_size,
-        hidden_size=128,
-        intermediate_size=256,
         num_hidden_layers=4,
         layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"],
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=64,
         linear_num_key_heads=2,
         linear_num_value_heads=4,
         linear_key_head_dim=32,
         linear_value_head_dim=32,
         linear_conv_kernel_dim=4,
-        hidden_act="silu",
-        max_position_embeddings=512,
         rms_norm_eps=1e-6,
         rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25},
-        attention_bias=False,
         attention_dropout=0.0,
         tie_word_embeddings=True,
-        use_cache=True,
-        bos_token_id=None,
-        eos_token_id=eos_id,
-        pad_token_id=None,
-        dtype="bfloat16",
     )
 
 
