@@ -1,6 +1,7 @@
 // Read-bandwidth probe, 16-byte variant (bandwidth.rs takes the faster of this and
-// bandwidth.wgsl, whose Params it is given): each invocation sums a strided sweep of `x` read as vec4 words, four loads in
-// flight, coalesced across the workgroup, and writes one word so nothing is optimised away.
+// bandwidth.wgsl, whose Params it is given): each invocation sums a strided sweep of `x` read as
+// vec4 words, four loads in flight, coalesced across the workgroup, and writes one word so
+// nothing is optimised away.
 // Bindings: x (read as vec4<u32> words: x_v4), y (write, u32, one per invocation).
 
 @compute @workgroup_size(256)

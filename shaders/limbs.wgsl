@@ -1,7 +1,7 @@
 // x as three byte limbs a value, for q4_k's integer-dot matvec lanes (q4_k_dp.wgsl): a 32-element
 // block of x in block floating point. The block's values become integers X = round(x / s) with
 // s a power of two chosen so |X| <= 2^22 (the block's largest |x| sets it), an error of at most
-// 2^-23 of that largest value an element. X = L0 + 256 L1 + 65536 L2 with L0, L1 unsigned bytes
+// s / 2, 2^-22 of that largest value, an element. X = L0 + 256 L1 + 65536 L2 with L0, L1 unsigned bytes
 // and L2 a signed one, four values a word. A block is 7 vec4 words: for each half h (elements
 // 16h .. 16h + 15) L0 of elements 16h + 4i .. + 3 in word i, then L1, then L2 (3 vec4); then
 // (s, the f32 sums of x over the two halves, 0). A block with a non-finite value gets s and its

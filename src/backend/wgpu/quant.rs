@@ -182,9 +182,9 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
 /// The matvec lanes for x · Wᵀ. The vec4 lanes where the type has them, x is f32 starting on a
 /// vec4 and every row of w starts on 16 bytes; for q4_k there, the integer-dot lanes for
 /// matrices of at least LIMBS_WG_MIN elements and K >= 2048 (x limbs by the workgroup, or by a
-/// pre-pass from LIMBS_PRE_MIN). Else the scalar words. `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off, `WGLLM_QMV_LIMBS=0|pre|wg`
-/// the limb lanes off, or on whatever the size with x limbs from the pre-pass / the workgroup
-/// (A/B sweeps, tests).
+/// pre-pass from LIMBS_PRE_MIN). Else the scalar words. For A/B sweeps and tests:
+/// `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off; `WGLLM_QMV_LIMBS=0|pre|wg` the limb
+/// lanes off, or on whatever the size with x limbs from the pre-pass / the workgroup.
 fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
     let k = *w.shape.last().unwrap_or(&0);
     let rowb = w.dtype.nbytes(k);
@@ -338,8 +338,9 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
     b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[&xb, w, y], grid(groups as u32))
 }
 
-/// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 32 == 0, starting on a vec4) into a scratch buffer and
-/// returns it: LIMB_WORDS u32 words a 32-element block, the x operand of the limb lanes.
+/// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 32 == 0, starting on a vec4) into a
+/// scratch buffer and returns it: LIMB_WORDS u32 words a 32-element block, the x operand of the
+/// limb lanes.
 fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
     #[repr(C)]
     #[derive(Clone, Copy, Pod, Zeroable)]
