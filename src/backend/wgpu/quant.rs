@@ -214,13 +214,8 @@ fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
 /// threads run and each keeps at least 32 elements of the row.
 /// `WGLLM_QMATVEC=WG,R` overrides it for sweeps (tools/bench/quant_ops.sh).
 fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
-    if let Some((wg, r)) = std::env::var("WGLLM_QMATVEC").ok().and_then(|v| {
-        let (a, b) = v.split_once(',')?;
-        Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
-    }) {
-        if wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) {
-            return (wg, r);
-        }
+    if let Some(s) = shape_override() {
+        return s;
     }
     let r = if n >= 2048 { 4 } else { 2 };
     let mut wg = 32;
@@ -230,16 +225,19 @@ fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
     (wg as u32, r as u32)
 }
 
+/// `WGLLM_QMATVEC=WG,R` (sweeps): WG a power of two in 32..=256, R in 1..=8; else None.
+fn shape_override() -> Option<(u32, u32)> {
+    let v = std::env::var("WGLLM_QMATVEC").ok()?;
+    let (a, b) = v.split_once(',')?;
+    let (wg, r) = (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?);
+    (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r)).then_some((wg, r))
+}
+
 /// Threads and rows of a workgroup of the qmatvec_xs entry (x limbs made in workgroup memory):
 /// groups of 32 threads, each R rows. `WGLLM_QMATVEC=WG,R` overrides it for sweeps.
 fn xs_shape(n: usize) -> (u32, u32) {
-    if let Some((wg, r)) = std::env::var("WGLLM_QMATVEC").ok().and_then(|v| {
-        let (a, b) = v.split_once(',')?;
-        Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
-    }) {
-        if wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) {
-            return (wg, r);
-        }
+    if let Some(s) = shape_override() {
+        return s;
     }
     // 8 groups; 8 rows a group where there are many rows (x converted once for 64 rows), else 4
     // (H200: K 4096 N 14336 and K 8192 N 28672 best at 8, K 14336 N 4096 at 4)
