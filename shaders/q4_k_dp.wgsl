@@ -55,9 +55,25 @@ fn scale_min_pair(s0: u32, s1: u32, s2: u32, g: u32) -> vec4<f32> {
 fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
     let a = (rb >> 4u) + (c >> 2u) * 9u;
     let g = c & 3u;
-    let hd = w_v4[a];
-    let q0 = w_v4[a + 1u + 2u * g];
-    let q1 = w_v4[a + 2u + 2u * g];
+    var ih = a;
+    var i0 = a + 1u + 2u * g;
+    // DIAG (quant.rs `sweep_knobs`, a roofline diagnostic with wrong results), bits: 1 the loads
+    // alone (no dequantization), 2 no x loads (xload makes its values up), 4 the addresses as if 8
+    // super-blocks were stored as their 8 headers, then the 32 slots' first halves, then their
+    // second halves (one contiguous run a load)
+    if ((DIAG & 4u) != 0u) {
+        let gb = (rb >> 4u) + (c >> 5u) * 72u;
+        ih = gb + ((c & 31u) >> 2u);
+        i0 = gb + 8u + (c & 31u);
+    }
+    let hd = w_v4[ih];
+    let q0 = w_v4[i0];
+    let q1 = w_v4[select(i0 + 1u, i0 + 32u, (DIAG & 4u) != 0u)];
+    if ((DIAG & 1u) != 0u) {
+        let xw = ((x.a0 ^ x.a1) ^ (x.a2 ^ x.a3)) ^ ((x.a4 ^ x.a5) ^ (x.b0 ^ x.b1)) ^ ((x.b2 ^ x.b3) ^ (x.b4 ^ x.b5));
+        let v = (hd ^ q0 ^ q1) ^ xw;
+        return bitcast<f32>((v.x ^ v.y ^ v.z ^ v.w) & 0x3fffffffu) * (x.sa + x.mb);
+    }
     let m = vec4<u32>(0x0f0f0f0fu);
     let ia = limb_dot(q0 & m, q1 & m, x.a0, x.a1, x.a2, x.a3, x.a4, x.a5);
     let ib = limb_dot((q0 >> vec4<u32>(4u)) & m, (q1 >> vec4<u32>(4u)) & m, x.b0, x.b1, x.b2, x.b3, x.b4, x.b5);
@@ -67,14 +83,21 @@ fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
 }
 
 // Slot c of the x row starting at element xr: the limbs of sub-blocks A and B. The entry gives
-// `xblk(xr)` (the row's first limb block) and `xlimb(i)` (limb vec4 word i): the pre-pass's
-// buffer bound as x (qmatvec.wgsl) or the workgroup's copy (qmatvec_xs.wgsl).
+// `xbase(xr)` (the row's first limb word), `xstride()` (the row's slots, S of limbs.wgsl's
+// slot-major order) and `xlimb(i)` (limb vec4 word i): the pre-pass's buffer bound as x
+// (qmatvec.wgsl) or the workgroup's copy (qmatvec_xs.wgsl).
 fn xload(c: u32, xr: u32) -> X {
-    let va = (xblk(xr) + (c >> 2u) * 8u + (c & 3u) * 2u) * 7u;
-    let vb = va + 7u;
-    let ia = bitcast<vec4<f32>>(xlimb(va + 6u));
-    let ib = bitcast<vec4<f32>>(xlimb(vb + 6u));
-    return X(xlimb(va), xlimb(va + 1u), xlimb(va + 2u), xlimb(va + 3u), xlimb(va + 4u), xlimb(va + 5u),
-             xlimb(vb), xlimb(vb + 1u), xlimb(vb + 2u), xlimb(vb + 3u), xlimb(vb + 4u), xlimb(vb + 5u),
+    if ((DIAG & 2u) != 0u) {
+        let v = vec4<u32>(c, c + 1u, c ^ 5u, c * 3u) & vec4<u32>(0x7f7f7f7fu);
+        let f = f32(c & 7u);
+        return X(v, v, v, v, v, v, v, v, v, v, v, v, f, f, f, f);
+    }
+    let st = xstride();
+    let va = xbase(xr) + c;
+    let vb = va + 7u * st;
+    let ia = bitcast<vec4<f32>>(xlimb(va + 6u * st));
+    let ib = bitcast<vec4<f32>>(xlimb(vb + 6u * st));
+    return X(xlimb(va), xlimb(va + st), xlimb(va + 2u * st), xlimb(va + 3u * st), xlimb(va + 4u * st), xlimb(va + 5u * st),
+             xlimb(vb), xlimb(vb + st), xlimb(vb + 2u * st), xlimb(vb + 3u * st), xlimb(vb + 4u * st), xlimb(vb + 5u * st),
              ia.x, ib.x * 0.00390625, ia.y + ia.z, (ib.y + ib.z) * 0.00390625);
 }

@@ -6,7 +6,7 @@
 // stride over its rows' slots. Sums by subgroup shuffles where subgroups are exactly 32 wide
 // (the `sg` variant), else a tree in workgroup memory `red`.
 // Constants from quant.rs: WG (a multiple of 32), R (1..8), U (1 or 2 slots a trip), KC (a
-// multiple of 256); `dots` and `sg_sum` from qdots.wgsl.
+// multiple of 256), DIAG; `dots` and `sg_sum` from qdots.wgsl.
 
 const GL = 32u;
 const NG = WG / GL;
@@ -20,8 +20,11 @@ var<workgroup> red: array<f32, R * WG>;
 fn xlimb(i: u32) -> vec4<u32> {
     return xs[i];
 }
-fn xblk(xr: u32) -> u32 {
-    return xr / 32u;
+fn xbase(xr: u32) -> u32 {
+    return 0u;
+}
+fn xstride() -> u32 {
+    return KC / 64u;
 }
 
 @compute @workgroup_size(WG)
@@ -44,16 +47,18 @@ fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var acc2 = vec4<f32>(0.0);
     for (var c0 = 0u; c0 < p.k; c0 += KC) {
         let kc = min(KC, p.k - c0);
-        for (var b = lid; b < kc / 32u; b += WG) {
+        for (var b = select(lid, kc, (DIAG & 2u) != 0u); b < kc / 32u; b += WG) {
             let l = limbs_at(xv + c0 / 4u + b * 8u);
-            let v = b * 7u;
+            // slot-major (limbs.wgsl): half b & 1 of chunk slot b / 2
+            let st = KC / 64u;
+            let v = (b & 1u) * 7u * st + (b >> 1u);
             xs[v] = l.v0;
-            xs[v + 1u] = l.v1;
-            xs[v + 2u] = l.v2;
-            xs[v + 3u] = l.v3;
-            xs[v + 4u] = l.v4;
-            xs[v + 5u] = l.v5;
-            xs[v + 6u] = l.info;
+            xs[v + st] = l.v1;
+            xs[v + 2u * st] = l.v2;
+            xs[v + 3u * st] = l.v3;
+            xs[v + 4u * st] = l.v4;
+            xs[v + 5u * st] = l.v5;
+            xs[v + 6u * st] = l.info;
         }
         workgroupBarrier();
         // chunk-local slots c (x in xs), global slot cs + c for the weights

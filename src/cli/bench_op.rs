@@ -33,6 +33,9 @@ pub struct OpArgs {
     /// --op: timed dispatches (at most 1000: one submit)
     #[arg(long, default_value_t = 500)]
     pub iters: usize,
+    /// --op: weight copies rotated over (default: enough for >= 512 MiB, at most 64)
+    #[arg(long)]
+    pub copies: Option<usize>,
 }
 
 /// The weight bytes of a w of `dt` [n, k]: valid random blocks for a quantized type.
@@ -58,7 +61,7 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
         None => None,
     };
     let wbytes = wd.nbytes(n * k);
-    let copies = ((512usize << 20) / wbytes.max(1)).clamp(1, 64);
+    let copies = a.copies.unwrap_or((512usize << 20) / wbytes.max(1)).clamp(1, 64);
     let host = weight_bytes(wd, n, k);
     let x = dev.alloc(DType::F32, &[m, k])?;
     let mut r = Rng::new(7);

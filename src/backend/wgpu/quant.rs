@@ -42,7 +42,7 @@ const LIMBS: &str = include_str!("../../../shaders/limbs.wgsl");
 const XLIMBS: &str = include_str!("../../../shaders/xlimbs.wgsl");
 const MATVEC_XS: &str = include_str!("../../../shaders/qmatvec_xs.wgsl");
 /// The limb lanes' x accessors where the pre-pass's buffer is bound as x.
-const XLIMB_BOUND: &str = "fn xlimb(i: u32) -> vec4<u32> {\n    return x_v4[i];\n}\nfn xblk(xr: u32) -> u32 {\n    return p.offs[0].x / 28u + xr / 32u;\n}\n";
+const XLIMB_BOUND: &str = "fn xlimb(i: u32) -> vec4<u32> {\n    return x_v4[i];\n}\nfn xbase(xr: u32) -> u32 {\n    return p.offs[0].x / 4u + xr / 64u * 14u;\n}\nfn xstride() -> u32 {\n    return p.k / 64u;\n}\n";
 
 /// Weight elements from which q4_k's matvec (K >= 2048) takes the integer-dot lanes with x limbs
 /// made by each workgroup, and from which with x limbs from the pre-pass (its dispatch, ~5 us
@@ -261,13 +261,14 @@ fn sg32(b: &WgpuBackend) -> bool {
 }
 
 /// Sweep knobs: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default: the kernel takes one a trip where
-/// a row is not whole trips of two) or 4) and the vec4 lanes' roofline diagnostic
-/// (`WGLLM_QMV_DIAG`: 1 the loads alone, no dequantization; 2 and no x loads; 3 (q8_0) and no
-/// scale loads): wrong results, for "what the loads alone reach" lines in docs/BENCHMARKS.md,
-/// never for a real run.
+/// a row is not whole trips of two) or 4) and the lanes' roofline diagnostic (`WGLLM_QMV_DIAG`;
+/// vec4 lanes: 1 the loads alone, no dequantization; 2 and no x loads; 3 (q8_0) and no scale
+/// loads; q4_k's integer-dot lanes, bits: 1 the loads alone, 2 no x loads, 4 grouped weight
+/// addresses, q4_k_dp.wgsl): wrong results, for "what the loads alone reach" lines in
+/// docs/BENCHMARKS.md, never for a real run.
 fn sweep_knobs() -> (u32, u32) {
     let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
-    let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
+    let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 7).unwrap_or(0);
     if diag > 0 {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| eprintln!("wgllm: WGLLM_QMV_DIAG={diag}: quantized matvec results are wrong on purpose (a roofline diagnostic)"));
@@ -293,10 +294,10 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
     let (entry, groups, variant) = match kind {
         Kind::Matvec { sg, lanes: Lanes::LimbsWg } => {
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
-            let (u, _) = sweep_knobs();
+            let (u, diag) = sweep_knobs();
             let kc = xs_chunk(b, k, wg, r, sg, kc_cap);
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u"))]);
-            ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}{}", u.min(2), if sg { "sg" } else { "" }))
+            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u")), ("DIAG", format!("{diag}u"))]);
+            ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}d{diag}{}", u.min(2), if sg { "sg" } else { "" }))
         }
         Kind::Matvec { sg, lanes } => {
             let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
@@ -336,7 +337,7 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
     b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[&xb, w, y], grid(groups as u32))
 }
 
-/// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 32 == 0, starting on a vec4) into a
+/// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 64 == 0, starting on a vec4) into a
 /// scratch buffer and returns it: LIMB_WORDS u32 words a 32-element block, the x operand of the
 /// limb lanes.
 fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
@@ -345,12 +346,13 @@ fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
     struct P {
         offs: [u32; 8],
         blocks: u32,
-        pad: [u32; 3],
+        slots: u32,
+        pad: [u32; 2],
     }
     let blocks = x.numel() / 32;
     let xl = b.scratch("x-limbs", DType::U32, blocks * LIMB_WORDS)?;
     let key = KernelKey { entry: "xlimbs", bindings: vec![read4("x", DType::F32), write("xl", DType::U32)], variant: String::new() };
-    let p = P { offs: [0; 8], blocks: blocks as u32, pad: [0; 3] };
+    let p = P { offs: [0; 8], blocks: blocks as u32, slots: (x.shape[1] / 64) as u32, pad: [0; 2] };
     static SRC: OnceLock<String> = OnceLock::new();
     let src = SRC.get_or_init(|| format!("{LIMBS}\n{XLIMBS}"));
     b.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[x, &xl], grid(blocks.div_ceil(64) as u32))?;
