@@ -2,10 +2,10 @@
 // and K >= 2048 in a big enough matrix; entries qmatvec.wgsl after the xlimbs pre-pass, or
 // qmatvec_xs.wgsl). A slot is one 32-byte nibble group g of a super-block (two vec4 loads): all
 // 32 elements of sub-block A = 2g (low nibbles) and of B = 2g + 1 (high), so one header decode
-// serves 64 elements; 4 slots a super-block, a subgroup reads 8 super-blocks' nibbles in one
-// run. x comes as byte limbs (limbs.wgsl) and each word of nibbles meets its x values in packed
-// 4 x 8-bit dot products (dot4U8Packed / dot4I8Packed: one instruction where the adapter has
-// integer dot products).
+// serves 64 elements; 4 slots a super-block. In the device groups (q4_k.wgsl) a subgroup's 32
+// slots are one run of 8 headers and two runs of 512 bytes of nibbles. x comes as byte limbs
+// (limbs.wgsl) and each word of nibbles meets its x values in packed 4 x 8-bit dot products
+// (dot4U8Packed / dot4I8Packed: one instruction where the adapter has integer dot products).
 // The integer sums are exact (|sum| <= 32 * 15 * 2^22 < 2^31); a sub-block's result is
 // (d sc) s X-sum - (dmin m) x-sum.
 
@@ -53,22 +53,13 @@ fn scale_min_pair(s0: u32, s1: u32, s2: u32, g: u32) -> vec4<f32> {
 }
 
 fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
-    let a = (rb >> 4u) + (c >> 2u) * 9u;
+    let bi = q4k_blk(rb, c >> 2u);
     let g = c & 3u;
-    var ih = a;
-    var i0 = a + 1u + 2u * g;
     // DIAG (quant.rs `sweep_knobs`, a roofline diagnostic with wrong results), bits: 1 the loads
-    // alone (no dequantization), 2 no x loads (xload makes its values up), 4 the addresses as if 8
-    // super-blocks were stored as their 8 headers, then the 32 slots' first halves, then their
-    // second halves (one contiguous run a load)
-    if ((DIAG & 4u) != 0u) {
-        let gb = (rb >> 4u) + (c >> 5u) * 72u;
-        ih = gb + ((c & 31u) >> 2u);
-        i0 = gb + 8u + (c & 31u);
-    }
-    let hd = w_v4[ih];
-    let q0 = w_v4[i0];
-    let q1 = w_v4[select(i0 + 1u, i0 + 32u, (DIAG & 4u) != 0u)];
+    // alone (no dequantization), 2 no x loads (xload makes its values up)
+    let hd = w_v4[q4k_hd(bi, 0u) >> 2u];
+    let q0 = w_v4[q4k_nw(bi, 8u * g) >> 2u];
+    let q1 = w_v4[q4k_nw(bi, 8u * g + 4u) >> 2u];
     if ((DIAG & 1u) != 0u) {
         let xw = ((x.a0 ^ x.a1) ^ (x.a2 ^ x.a3)) ^ ((x.a4 ^ x.a5) ^ (x.b0 ^ x.b1)) ^ ((x.b2 ^ x.b3) ^ (x.b4 ^ x.b5));
         let v = (hd ^ q0 ^ q1) ^ xw;

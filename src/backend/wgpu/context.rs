@@ -195,7 +195,7 @@ impl WgpuBackend {
 
     pub(super) fn alloc_tensor(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
         // whole 16-byte units, so a buffer can be read as vec4<u32> words (kernel::Access::Read4)
-        let bytes = super::quant::device_bytes(dtype, numel(shape)).div_ceil(16).max(1) as u64 * 16;
+        let bytes = super::qlayout::device_bytes(dtype, numel(shape)).div_ceil(16).max(1) as u64 * 16;
         if bytes > self.caps.max_buffer {
             return Err(self.device_error("create_buffer", format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer)));
         }
@@ -230,8 +230,8 @@ impl WgpuBackend {
         if self.rec.lock().unwrap().slots > 0 {
             self.submit()?;
         }
-        if t.dtype == DType::Q8_0 {
-            return self.upload_q8_0(buf, t, bytes);
+        if let Some(g) = super::qlayout::group(t.dtype) {
+            return self.upload_grouped(buf, t, bytes, g);
         }
         let off = t.byte_offset() as u64;
         let whole = bytes.len() / 4 * 4;
@@ -248,23 +248,26 @@ impl WgpuBackend {
         Ok(())
     }
 
-    /// q8_0 goes into the device's groups of 8 blocks (quant.rs `Q8_GROUP`); a last group the
+    /// q8_0 / q4_k go into the device's groups of 8 blocks (qlayout.rs); a first or last group the
     /// tensor fills only in part is read first, so the other blocks' slots keep their bytes.
-    fn upload_q8_0(&self, buf: &wgpu::Buffer, t: &Tensor, bytes: &[u8]) -> Result<()> {
-        use super::quant::{q8_0_to_device, Q8_GROUP};
-        if t.offset != 0 {
-            return Err(Error::Other(format!("upload: a q8_0 tensor must start at block 0 of its buffer, not element {}", t.offset)));
+    fn upload_grouped(&self, buf: &wgpu::Buffer, t: &Tensor, bytes: &[u8], (bb, gb): (usize, usize)) -> Result<()> {
+        let qk = t.dtype.block().0;
+        if t.offset % qk != 0 || (t.dtype == DType::Q8_0 && t.offset != 0) {
+            return Err(Error::Other(format!("upload: a {} tensor must start at {} of its buffer, not element {}", t.dtype, if t.dtype == DType::Q8_0 { "block 0" } else { "a block" }, t.offset)));
         }
-        let nblk = bytes.len() / 34;
-        let groups = nblk.div_ceil(8);
-        let mut dev = vec![0u8; groups * Q8_GROUP];
-        if nblk % 8 != 0 {
-            let last = ((groups - 1) * Q8_GROUP) as u64;
-            dev[last as usize..].copy_from_slice(&self.read_raw(buf, last, Q8_GROUP as u64)?);
+        let (b0, nblk) = (t.offset / qk, bytes.len() / bb);
+        let (g0, g1) = (b0 / 8, (b0 + nblk).div_ceil(8));
+        let mut dev = vec![0u8; (g1 - g0) * gb];
+        if b0 % 8 != 0 {
+            dev[..gb].copy_from_slice(&self.read_raw(buf, (g0 * gb) as u64, gb as u64)?);
         }
-        q8_0_to_device(bytes, &mut dev);
+        if (b0 + nblk) % 8 != 0 && (g1 - 1 > g0 || b0 % 8 == 0) {
+            let last = (g1 - 1 - g0) * gb;
+            dev[last..].copy_from_slice(&self.read_raw(buf, ((g1 - 1) * gb) as u64, gb as u64)?);
+        }
+        super::qlayout::to_device(t.dtype, b0, bytes, &mut dev);
         if !dev.is_empty() {
-            self.queue.write_buffer(buf, 0, &dev);
+            self.queue.write_buffer(buf, (g0 * gb) as u64, &dev);
         }
         Ok(())
     }
@@ -272,10 +275,15 @@ impl WgpuBackend {
     pub(super) fn download_bytes(&self, t: &Tensor) -> Result<Vec<u8>> {
         self.submit()?;
         let buf = &self.storage(t)?.buffer;
-        if t.dtype == DType::Q8_0 {
+        if let Some((_, gb)) = super::qlayout::group(t.dtype) {
+            let qk = t.dtype.block().0;
+            let (b0, nblk) = (t.offset / qk, t.numel() / qk);
+            let (g0, g1) = (b0 / 8, (b0 + nblk).div_ceil(8));
             let mut out = vec![0u8; t.nbytes()];
-            let dev = self.read_raw(buf, 0, (t.numel().div_ceil(256) * super::quant::Q8_GROUP).max(16) as u64)?;
-            super::quant::q8_0_from_device(&dev, &mut out);
+            if g1 > g0 {
+                let dev = self.read_raw(buf, (g0 * gb) as u64, ((g1 - g0) * gb) as u64)?;
+                super::qlayout::from_device(t.dtype, b0, &dev, &mut out);
+            }
             return Ok(out);
         }
         let n = t.nbytes();

@@ -3,9 +3,9 @@
 //! The kernels read the raw blocks as u32 words and dequantize in registers (or, in the GEMM, one
 //! 64 x 32 tile at a time into workgroup memory); a weight is never expanded in device memory.
 //!
-//! The wgpu device keeps GGUF's byte order except for q8_0, whose 34-byte blocks are regrouped
-//! eight at a time as their quants then their scales (``q8_0_to_device`, called by context.rs' upload: the same
-//! bytes, word-aligned quants).
+//! The wgpu device keeps GGUF's byte order except for q8_0 and q4_k, whose blocks are regrouped
+//! eight at a time (qlayout.rs, called by context.rs' upload / download: the same bytes, in runs
+//! a subgroup reads contiguously).
 //!
 //! A kernel is three or four WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers),
 //! the type file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block
@@ -263,12 +263,12 @@ fn sg32(b: &WgpuBackend) -> bool {
 /// Sweep knobs: slots a trip U (`WGLLM_QMV_U`: 1, 2 (default: the kernel takes one a trip where
 /// a row is not whole trips of two) or 4) and the lanes' roofline diagnostic (`WGLLM_QMV_DIAG`;
 /// vec4 lanes: 1 the loads alone, no dequantization; 2 and no x loads; 3 (q8_0) and no scale
-/// loads; q4_k's integer-dot lanes, bits: 1 the loads alone, 2 no x loads, 4 grouped weight
-/// addresses, q4_k_dp.wgsl): wrong results, for "what the loads alone reach" lines in
+/// loads; q4_k's integer-dot lanes, bits: 1 the loads alone, 2 no x loads, q4_k_dp.wgsl):
+/// wrong results, for "what the loads alone reach" lines in
 /// docs/BENCHMARKS.md, never for a real run.
 fn sweep_knobs() -> (u32, u32) {
     let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
-    let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 7).unwrap_or(0);
+    let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
     if diag > 0 {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| eprintln!("wgllm: WGLLM_QMV_DIAG={diag}: quantized matvec results are wrong on purpose (a roofline diagnostic)"));
@@ -357,41 +357,6 @@ fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
     let src = SRC.get_or_init(|| format!("{LIMBS}\n{XLIMBS}"));
     b.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[x, &xl], grid(blocks.div_ceil(64) as u32))?;
     Ok(xl)
-}
-
-/// q8_0 on the wgpu device: groups of 8 blocks (by block index from the start of the buffer,
-/// where every q8_0 tensor starts: `Tensor::view`) as 8 x 32 bytes of quants, then the 8 f16
-/// scales: 272 bytes, the GGUF blocks' own bytes reordered, nothing expanded (a last group of
-/// fewer blocks keeps its slots: at most 238 bytes of padding a buffer). Quants are then word
-/// aligned, and a row of whole 256-element groups reads as aligned vec4 words. Other quantized
-/// types keep GGUF order.
-pub const Q8_GROUP: usize = 272;
-
-/// Device bytes of a buffer of `numel` elements of `d`.
-pub fn device_bytes(d: DType, numel: usize) -> usize {
-    match d {
-        DType::Q8_0 => numel.div_ceil(256) * Q8_GROUP,
-        _ => d.nbytes(numel),
-    }
-}
-
-/// GGUF q8_0 blocks into the device groups `dev` (which holds the whole groups they touch; slots
-/// of blocks past `gguf` are left as they are).
-pub fn q8_0_to_device(gguf: &[u8], dev: &mut [u8]) {
-    for (b, blk) in gguf.chunks_exact(34).enumerate() {
-        let g = (b / 8) * Q8_GROUP;
-        dev[g + 32 * (b % 8)..g + 32 * (b % 8) + 32].copy_from_slice(&blk[2..]);
-        dev[g + 256 + 2 * (b % 8)..g + 258 + 2 * (b % 8)].copy_from_slice(&blk[..2]);
-    }
-}
-
-/// The GGUF bytes of the first `gguf.len() / 34` blocks of device groups `dev`.
-pub fn q8_0_from_device(dev: &[u8], gguf: &mut [u8]) {
-    for (b, blk) in gguf.chunks_exact_mut(34).enumerate() {
-        let g = (b / 8) * Q8_GROUP;
-        blk[2..].copy_from_slice(&dev[g + 32 * (b % 8)..g + 32 * (b % 8) + 32]);
-        blk[..2].copy_from_slice(&dev[g + 256 + 2 * (b % 8)..g + 258 + 2 * (b % 8)]);
-    }
 }
 
 /// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
