@@ -1,5 +1,5 @@
 // The matvec entries' shared pieces (qmatvec.wgsl, qmatvec_xs.wgsl): R rows' dot products of one
-// lane slot, the subgroup sum, and (without subgroups) the tree over workgroup memory `red`.
+// lane slot (or two: the trip loops' steps), the subgroup sum, and (without subgroups) the tree over workgroup memory `red`.
 
 // Byte offsets of weight rows n0 + i .. n0 + i + 3 (rows past N repeat the last row; their sums
 // are not stored).
@@ -27,6 +27,27 @@ fn dots(w: u32, x: X, rows: vec4<u32>, hi: bool) -> vec4<f32> {
         v.w = slot_dot(rows.w, w, x);
     }
     return v;
+}
+
+// The R rows' dot products of one slot (weights at lane slot w, its x values x) or of two (w
+// and w + d, x values xa and xb): rows 0..3 in lo, 4..7 in hi (computed only where R > 4).
+struct Sums {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+}
+fn slot_sums(w: u32, x: X, rows: vec4<u32>, rows2: vec4<u32>) -> Sums {
+    var s = Sums(dots(w, x, rows, false), vec4<f32>(0.0));
+    if (R > 4u) {
+        s.hi = dots(w, x, rows2, true);
+    }
+    return s;
+}
+fn pair_sums(w: u32, d: u32, xa: X, xb: X, rows: vec4<u32>, rows2: vec4<u32>) -> Sums {
+    var s = Sums(dots(w, xa, rows, false) + dots(w + d, xb, rows, false), vec4<f32>(0.0));
+    if (R > 4u) {
+        s.hi = dots(w, xa, rows2, true) + dots(w + d, xb, rows2, true);
+    }
+    return s;
 }
 
 #ifdef_sg

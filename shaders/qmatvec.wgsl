@@ -42,31 +42,22 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let u = select(select(1u, 2u, slots % (2u * WG) == 0u), U, U != 2u);
     for (var w = lid; w < slots; w += u * WG) {
         if (u == 2u) {
-            let xa = xload(w, xr);
-            let xb = xload(w + WG, xr);
-            acc += dots(w, xa, rows, false) + dots(w + WG, xb, rows, false);
-            if (R > 4u) {
-                acc2 += dots(w, xa, rows2, true) + dots(w + WG, xb, rows2, true);
-            }
+            let t = pair_sums(w, WG, xload(w, xr), xload(w + WG, xr), rows, rows2);
+            acc += t.lo;
+            acc2 += t.hi;
             continue;
         }
         if (u == 4u && w + 3u * WG < slots) {
-            let xa = xload(w, xr);
-            let xb = xload(w + WG, xr);
-            let xc = xload(w + 2u * WG, xr);
-            let xd = xload(w + 3u * WG, xr);
-            acc += (dots(w, xa, rows, false) + dots(w + WG, xb, rows, false)) + (dots(w + 2u * WG, xc, rows, false) + dots(w + 3u * WG, xd, rows, false));
-            if (R > 4u) {
-                acc2 += (dots(w, xa, rows2, true) + dots(w + WG, xb, rows2, true)) + (dots(w + 2u * WG, xc, rows2, true) + dots(w + 3u * WG, xd, rows2, true));
-            }
+            let t0 = pair_sums(w, WG, xload(w, xr), xload(w + WG, xr), rows, rows2);
+            let t1 = pair_sums(w + 2u * WG, WG, xload(w + 2u * WG, xr), xload(w + 3u * WG, xr), rows, rows2);
+            acc += t0.lo + t1.lo;
+            acc2 += t0.hi + t1.hi;
             continue;
         }
         for (var v = w; v < min(slots, w + u * WG); v += WG) {
-            let xa = xload(v, xr);
-            acc += dots(v, xa, rows, false);
-            if (R > 4u) {
-                acc2 += dots(v, xa, rows2, true);
-            }
+            let t = slot_sums(v, xload(v, xr), rows, rows2);
+            acc += t.lo;
+            acc2 += t.hi;
         }
     }
     let sums = array<f32, 8>(acc.x, acc.y, acc.z, acc.w, acc2.x, acc2.y, acc2.z, acc2.w);

@@ -65,20 +65,14 @@ fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         let slots = kc / 64u;
         let cs = c0 / 64u;
         for (var c = li; c < slots; c += U * GL) {
+            var t: Sums;
             if (U == 2u && c + GL < slots) {
-                let xa = xload(c, 0u);
-                let xb = xload(c + GL, 0u);
-                acc += dots(cs + c, xa, rows, false) + dots(cs + c + GL, xb, rows, false);
-                if (R > 4u) {
-                    acc2 += dots(cs + c, xa, rows2, true) + dots(cs + c + GL, xb, rows2, true);
-                }
+                t = pair_sums(cs + c, GL, xload(c, 0u), xload(c + GL, 0u), rows, rows2);
             } else {
-                let xa = xload(c, 0u);
-                acc += dots(cs + c, xa, rows, false);
-                if (R > 4u) {
-                    acc2 += dots(cs + c, xa, rows2, true);
-                }
+                t = slot_sums(cs + c, xload(c, 0u), rows, rows2);
             }
+            acc += t.lo;
+            acc2 += t.hi;
         }
         workgroupBarrier();
     }

@@ -100,21 +100,25 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
     if let Some(bw) = bw {
         println!("  read bandwidth (probe, this run): {:.1} GB/s -> {:.1}% of it", bw / 1e9, 100.0 * gbs * 1e9 / bw);
     }
-    if let Some(k) = kernel_time(dev.as_ref(), iters, &mut |i| dev.run(&Op::Linear, &[&x, &ws[i % copies]], &[&y]))? {
+    if let Some((k, parts)) = kernel_time(dev.as_ref(), iters, &mut |i| dev.run(&Op::Linear, &[&x, &ws[i % copies]], &[&y]))? {
         let kgbs = wbytes as f64 / k / 1e9;
         print!("  kernel time alone (timestamp queries, a pass a dispatch): {:.2} us per op, {kgbs:.1} GB/s", k * 1e6);
         match bw {
             Some(bw) => println!(" -> {:.1}% of the probe", 100.0 * kgbs * 1e9 / bw),
             None => println!(),
         }
+        if parts.len() > 1 {
+            let each: Vec<String> = parts.iter().map(|(e, t)| format!("{e} {:.2} us", t * 1e6)).collect();
+            println!("  its dispatches: {}", each.join(", "));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Mean GPU time of one op from timestamp queries (its dispatches alone, without the barriers
-/// and launches between dispatches), over `iters` runs of `run`; None where the device has
-/// no timestamp queries.
-fn kernel_time(dev: &dyn crate::backend::Backend, iters: usize, run: &mut dyn FnMut(usize) -> Result<()>) -> Result<Option<f64>> {
+/// and launches between dispatches), over `iters` runs of `run`, with each entry point's share;
+/// None where the device has no timestamp queries.
+fn kernel_time(dev: &dyn crate::backend::Backend, iters: usize, run: &mut dyn FnMut(usize) -> Result<()>) -> Result<Option<(f64, Vec<(String, f64)>)>> {
     let Some(w) = dev.as_wgpu() else { return Ok(None) };
     if !w.set_profiling(true)? {
         return Ok(None);
@@ -127,5 +131,6 @@ fn kernel_time(dev: &dyn crate::backend::Backend, iters: usize, run: &mut dyn Fn
     w.set_profiling(false)?;
     // every dispatch of the op (a pre-pass too) over the op's runs
     let (ns, n) = rows.iter().fold((0.0, 0u64), |a, r| (a.0 + r.1, a.1 + r.2));
-    Ok((n > 0).then(|| ns / iters as f64 / 1e9))
+    let parts = rows.iter().map(|r| (r.0.clone(), r.1 / iters as f64 / 1e9)).collect();
+    Ok((n > 0).then(|| (ns / iters as f64 / 1e9, parts)))
 }
