@@ -74,8 +74,9 @@ fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
 }
 
 // Slot c of the x row starting at element xr: the limbs of sub-blocks A and B. The entry gives
-// `xbase(xr)` (the row's first limb word), `xstride()` (the row's slots, S of limbs.wgsl's
-// slot-major order) and `xlimb(i)` (limb vec4 word i): the pre-pass's buffer bound as x
+// `xbase(xr)` (the row's first limb word), `xstride()` / `xslot()` (words from one of a slot's
+// 14 words to the next / from one slot to the next: S and 1 in limbs.wgsl's slot-major order,
+// 1 and 14 slot after slot) and `xlimb(i)` (limb vec4 word i): the pre-pass's buffer bound as x
 // (qmatvec.wgsl) or the workgroup's copy (qmatvec_xs.wgsl).
 fn xload(c: u32, xr: u32) -> X {
     if ((DIAG & 2u) != 0u) {
@@ -84,7 +85,7 @@ fn xload(c: u32, xr: u32) -> X {
         return X(v, v, v, v, v, v, v, v, v, v, v, v, f, f, f, f);
     }
     let st = xstride();
-    let va = xbase(xr) + c;
+    let va = xbase(xr) + c * xslot();
     let vb = va + 7u * st;
     let ia = bitcast<vec4<f32>>(xlimb(va + 6u * st));
     let ib = bitcast<vec4<f32>>(xlimb(vb + 6u * st));

@@ -6,7 +6,7 @@
 // stride over its rows' slots. Sums by subgroup shuffles where subgroups are exactly 32 wide
 // (the `sg` variant), else a tree in workgroup memory `red`.
 // Constants from quant.rs: WG (a multiple of 32), R (1..8), U (1 or 2 slots a trip), KC (a
-// multiple of 256), DIAG; `dots` and `sg_sum` from qdots.wgsl.
+// multiple of 256), XS_SOA, DIAG; `dots` and `sg_sum` from qdots.wgsl.
 
 const GL = 32u;
 const NG = WG / GL;
@@ -23,8 +23,12 @@ fn xlimb(i: u32) -> vec4<u32> {
 fn xbase(xr: u32) -> u32 {
     return 0u;
 }
+// x limbs in workgroup memory slot-major (XS_SOA, limbs.wgsl) or slot after slot
 fn xstride() -> u32 {
-    return KC / 64u;
+    return select(1u, KC / 64u, XS_SOA);
+}
+fn xslot() -> u32 {
+    return select(14u, 1u, XS_SOA);
 }
 
 @compute @workgroup_size(WG)
@@ -49,9 +53,9 @@ fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         let kc = min(KC, p.k - c0);
         for (var b = select(lid, kc, (DIAG & 2u) != 0u); b < kc / 32u; b += WG) {
             let l = limbs_at(xv + c0 / 4u + b * 8u);
-            // slot-major (limbs.wgsl): half b & 1 of chunk slot b / 2
-            let st = KC / 64u;
-            let v = (b & 1u) * 7u * st + (b >> 1u);
+            // half b & 1 of chunk slot b / 2
+            let st = xstride();
+            let v = (b & 1u) * 7u * st + (b >> 1u) * xslot();
             xs[v] = l.v0;
             xs[v + st] = l.v1;
             xs[v + 2u * st] = l.v2;

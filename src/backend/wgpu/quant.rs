@@ -42,7 +42,7 @@ const LIMBS: &str = include_str!("../../../shaders/limbs.wgsl");
 const XLIMBS: &str = include_str!("../../../shaders/xlimbs.wgsl");
 const MATVEC_XS: &str = include_str!("../../../shaders/qmatvec_xs.wgsl");
 /// The limb lanes' x accessors where the pre-pass's buffer is bound as x.
-const XLIMB_BOUND: &str = "fn xlimb(i: u32) -> vec4<u32> {\n    return x_v4[i];\n}\nfn xbase(xr: u32) -> u32 {\n    return p.offs[0].x / 4u + xr / 64u * 14u;\n}\nfn xstride() -> u32 {\n    return p.k / 64u;\n}\n";
+const XLIMB_BOUND: &str = "fn xlimb(i: u32) -> vec4<u32> {\n    return x_v4[i];\n}\nfn xbase(xr: u32) -> u32 {\n    return p.offs[0].x / 4u + xr / 64u * 14u;\n}\nfn xstride() -> u32 {\n    return p.k / 64u;\n}\nfn xslot() -> u32 {\n    return 1u;\n}\n";
 
 /// Weight elements from which q4_k's matvec (K >= 2048) takes the integer-dot lanes with x limbs
 /// made by each workgroup, and from which with x limbs from the pre-pass (its dispatch, ~5 us
@@ -255,6 +255,12 @@ fn xs_chunk(b: &WgpuBackend, k: usize, wg: u32, r: u32, sg: bool, cap: Option<us
     k.div_ceil(chunks).div_ceil(256) * 256
 }
 
+/// qmatvec_xs's x limbs in workgroup memory slot-major (limbs.wgsl) rather than slot after slot:
+/// `WGLLM_QMV_XS_LAYOUT=soa|aos` for A/B runs.
+fn xs_soa() -> bool {
+    !std::env::var("WGLLM_QMV_XS_LAYOUT").is_ok_and(|v| v == "aos")
+}
+
 /// Subgroups exactly 32 wide (qmatvec_xs sums a 32-thread group by shuffles).
 fn sg32(b: &WgpuBackend) -> bool {
     b.caps.subgroup && b.caps.subgroup_min == 32 && b.caps.subgroup_max == 32
@@ -296,8 +302,9 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
             let (u, diag) = sweep_knobs();
             let kc = xs_chunk(b, k, wg, r, sg, kc_cap);
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u")), ("DIAG", format!("{diag}u"))]);
-            ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}d{diag}{}", u.min(2), if sg { "sg" } else { "" }))
+            let soa = xs_soa();
+            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u")), ("DIAG", format!("{diag}u")), ("XS_SOA", soa.to_string())]);
+            ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}d{diag}{}{}", u.min(2), if sg { "sg" } else { "" }, if soa { "s" } else { "" }))
         }
         Kind::Matvec { sg, lanes } => {
             let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
@@ -461,7 +468,7 @@ mod tests {
     #[test]
     fn limb_entries_validate() {
         use super::super::kernel::{generate, validate_wgsl};
-        let consts: Vec<(&str, String)> = [("X_KIND", "0u"), ("X_ALIGNED", "true"), ("WG", "256u"), ("R", "8u"), ("U", "2u"), ("KC", "1024u"), ("DIAG", "0u")].iter().map(|(a, b)| (*a, b.to_string())).collect();
+        let consts: Vec<(&str, String)> = [("X_KIND", "0u"), ("X_ALIGNED", "true"), ("WG", "256u"), ("R", "8u"), ("U", "2u"), ("KC", "1024u"), ("DIAG", "0u"), ("XS_SOA", "true")].iter().map(|(a, b)| (*a, b.to_string())).collect();
         for (kind, entry) in [
             (Kind::Matvec { sg: true, lanes: Lanes::LimbsWg }, "qmatvec_xs"),
             (Kind::Matvec { sg: false, lanes: Lanes::LimbsWg }, "qmatvec_xs"),
