@@ -2,8 +2,8 @@
 // and K >= 2048 in a big enough matrix; entries qmatvec.wgsl after the xlimbs pre-pass, or
 // qmatvec_xs.wgsl). A slot is one 32-byte nibble group g of a super-block (two vec4 loads): all
 // 32 elements of sub-block A = 2g (low nibbles) and of B = 2g + 1 (high), so one header decode
-// serves 64 elements; 4 slots a super-block. In the device groups (q4_k.wgsl) a subgroup's 32
-// slots are one run of 8 headers and two runs of 512 bytes of nibbles. x comes as byte limbs
+// serves 64 elements; 4 slots a super-block, a subgroup reads 8 super-blocks' nibbles in one
+// run. x comes as byte limbs
 // (limbs.wgsl) and each word of nibbles meets its x values in packed 4 x 8-bit dot products
 // (dot4U8Packed / dot4I8Packed: one instruction where the adapter has integer dot products).
 // The integer sums are exact (|sum| <= 32 * 15 * 2^22 < 2^31); a sub-block's result is
@@ -53,13 +53,13 @@ fn scale_min_pair(s0: u32, s1: u32, s2: u32, g: u32) -> vec4<f32> {
 }
 
 fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
-    let bi = q4k_blk(rb, c >> 2u);
+    let a = (rb >> 4u) + (c >> 2u) * 9u;
     let g = c & 3u;
     // DIAG (quant.rs `sweep_knobs`, a roofline diagnostic with wrong results), bits: 1 the loads
     // alone (no dequantization), 2 no x loads (xload makes its values up)
-    let hd = w_v4[q4k_hd(bi, 0u) >> 2u];
-    let q0 = w_v4[q4k_nw(bi, 8u * g) >> 2u];
-    let q1 = w_v4[q4k_nw(bi, 8u * g + 4u) >> 2u];
+    let hd = w_v4[a];
+    let q0 = w_v4[a + 1u + 2u * g];
+    let q1 = w_v4[a + 2u + 2u * g];
     if ((DIAG & 1u) != 0u) {
         let xw = ((x.a0 ^ x.a1) ^ (x.a2 ^ x.a3)) ^ ((x.a4 ^ x.a5) ^ (x.b0 ^ x.b1)) ^ ((x.b2 ^ x.b3) ^ (x.b4 ^ x.b5));
         let v = (hd ^ q0 ^ q1) ^ xw;

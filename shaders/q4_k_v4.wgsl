@@ -1,6 +1,6 @@
-// q4_k matvec lane, vec4 path (quant.rs picks it for f32 x when every row starts on 16 bytes):
-// a slot is one vec4 of nibbles (the header d, dmin, scales is another), 8 a super-block;
-// device layout (groups of 8 super-blocks) and q4k_* addresses: q4_k.wgsl.
+// q4_k matvec lane, vec4 path (quant.rs picks it for f32 x when every row starts on 16 bytes;
+// a 144-byte super-block is 9 vec4 words: the header d, dmin, scales, then 8 of nibbles): a
+// slot is one vec4 of nibbles, 8 a super-block, so a subgroup reads 4 super-blocks in one run.
 // Slot j holds bytes 16(j%2) .. + 15 of nibble group j/2: elements 64(j/2) + 16(j%2) .. + 15
 // (low nibbles, sub-block j - j%2) and the same + 32 (high, the next sub-block). Its 32 x
 // values (8 vec4 loads) and their two sums serve the R rows. Layout and scale_min: q4_k.wgsl.
@@ -21,10 +21,10 @@ struct X {
 }
 
 fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
-    let bi = q4k_blk(rb, c >> 3u);
+    let a = (rb >> 4u) + (c >> 3u) * 9u;
     let j = c & 7u;
-    let hd = w_v4[q4k_hd(bi, 0u) >> 2u];
-    let q = w_v4[q4k_nw(bi, 4u * j) >> 2u];
+    let hd = w_v4[a];
+    let q = w_v4[a + 1u + j];
     // DIAG (quant.rs `diag`, a roofline diagnostic with wrong results): 1 the loads alone, no
     // dequantization; 2 and no x either
     if (DIAG >= 1u) {

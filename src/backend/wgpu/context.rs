@@ -248,7 +248,7 @@ impl WgpuBackend {
         Ok(())
     }
 
-    /// q8_0 / q4_k go into the device's groups of 8 blocks (qlayout.rs); a first or last group the
+    /// q8_0 goes into the device's groups of 8 blocks (qlayout.rs); a first or last group the
     /// tensor fills only in part is read first, so the other blocks' slots keep their bytes.
     fn upload_grouped(&self, buf: &wgpu::Buffer, t: &Tensor, bytes: &[u8], (bb, gb): (usize, usize)) -> Result<()> {
         let qk = t.dtype.block().0;

@@ -38,7 +38,7 @@ impl WgpuBackend {
             return Support::No(e.to_string());
         }
         for t in desc.inputs.iter().chain(&desc.outputs) {
-            // as bound: whole 16-byte units, q8_0 / q4_k in their device groups (qlayout.rs)
+            // as bound: whole 16-byte units, q8_0 in its device groups (qlayout.rs)
             let bytes = (qlayout::device_bytes(t.dtype, t.numel()) as u64).div_ceil(16) * 16;
             if bytes > self.caps.max_binding {
                 return Support::No(format!("a {bytes} byte operand exceeds max_storage_buffer_binding_size {}", self.caps.max_binding));

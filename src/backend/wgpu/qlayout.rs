@@ -1,13 +1,10 @@
-//! The wgpu device's byte order for two block-quantized types: q8_0 and q4_k blocks are stored in
-//! groups of 8 (by block index from the start of the buffer), the GGUF blocks' own bytes
-//! reordered so a subgroup's 16-byte loads are contiguous runs; nothing expanded (a last group
-//! of fewer blocks keeps its slots). Other quantized types keep GGUF order.
-//! * q8_0 (272-byte groups): the 8 x 32 bytes of quants, then the 8 f16 scales. Quants are word
-//!   aligned; a row of whole 256-element groups reads as aligned vec4 words.
-//! * q4_k (1152-byte groups): the 8 16-byte headers (d, dmin, scales), then the first 16 bytes of
-//!   every 32-byte nibble group (block i's group q at slot 4i + q), then the second 16 bytes in
-//!   the same slots. A q4_k matvec slot (one nibble group) of 32 consecutive threads is then one
-//!   run of headers and two runs of nibbles (shaders/q4_k.wgsl `q4k_*`).
+//! The wgpu device's byte order for q8_0: blocks stored in groups of 8 (by block index from the
+//! start of the buffer, where every q8_0 tensor starts) as their 8 x 32 bytes of quants, then
+//! their 8 f16 scales: 272 bytes, the GGUF blocks' own bytes reordered, nothing expanded (a last
+//! group of fewer blocks keeps its slots). Quants are then word aligned, and a row of whole
+//! 256-element groups reads as aligned vec4 words, a subgroup's in contiguous runs. Other
+//! quantized types keep GGUF order (q4_k in 8-block groups of headers and nibble halves was
+//! measured in r9: slower at 8B-class matrices, docs/BENCHMARKS.md).
 //!
 //! context.rs' upload / download convert (`to_device`, `from_device`); `device_bytes` sizes buffers.
 use crate::dtype::DType;
@@ -16,7 +13,6 @@ use crate::dtype::DType;
 pub fn group(d: DType) -> Option<(usize, usize)> {
     match d {
         DType::Q8_0 => Some((34, 272)),
-        DType::Q4K => Some((144, 1152)),
         _ => None,
     }
 }
@@ -36,14 +32,6 @@ fn runs(d: DType, i: usize, f: &mut dyn FnMut(usize, usize, usize)) {
         DType::Q8_0 => {
             f(2, 32 * i, 32);
             f(0, 256 + 2 * i, 2);
-        }
-        DType::Q4K => {
-            f(0, 16 * i, 16);
-            for q in 0..4 {
-                for h in 0..2 {
-                    f(16 + 32 * q + 16 * h, 128 + 512 * h + 16 * (4 * i + q), 16);
-                }
-            }
         }
         d => unreachable!("qlayout: {d} keeps GGUF order"),
     }
@@ -77,7 +65,7 @@ mod tests {
     /// block offset is the identity, and the slots of blocks outside the range keep their bytes.
     #[test]
     fn round_trip_from_any_block() {
-        for d in [DType::Q8_0, DType::Q4K] {
+        for d in [DType::Q8_0] {
             let (bb, gb) = group(d).unwrap();
             for (b0, n) in [(0, 8), (0, 13), (3, 5), (5, 19), (7, 1)] {
                 let gguf: Vec<u8> = (0..n * bb).map(|i| (i * 7 + 3) as u8).collect();

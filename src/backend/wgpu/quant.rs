@@ -3,9 +3,9 @@
 //! The kernels read the raw blocks as u32 words and dequantize in registers (or, in the GEMM, one
 //! 64 x 32 tile at a time into workgroup memory); a weight is never expanded in device memory.
 //!
-//! The wgpu device keeps GGUF's byte order except for q8_0 and q4_k, whose blocks are regrouped
-//! eight at a time (qlayout.rs, called by context.rs' upload / download: the same bytes, in runs
-//! a subgroup reads contiguously).
+//! The wgpu device keeps GGUF's byte order except for q8_0, whose blocks are regrouped eight at a
+//! time as their quants then their scales (qlayout.rs, called by context.rs' upload / download:
+//! the same bytes, word-aligned quants).
 //!
 //! A kernel is three or four WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers),
 //! the type file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block
