@@ -3,9 +3,9 @@
 // qmatvec_xs.wgsl). A slot is one 32-byte nibble group g of a super-block (two vec4 loads): all
 // 32 elements of sub-block A = 2g (low nibbles) and of B = 2g + 1 (high), so one header decode
 // serves 64 elements; 4 slots a super-block, a subgroup reads 8 super-blocks' nibbles in one
-// run. x comes as byte limbs
-// (limbs.wgsl) and each word of nibbles meets its x values in packed 4 x 8-bit dot products
-// (dot4U8Packed / dot4I8Packed: one instruction where the adapter has integer dot products).
+// run. x comes as byte limbs (limbs.wgsl) and each word of nibbles meets its x values in packed
+// 4 x 8-bit dot products (dot4U8Packed / dot4I8Packed: one instruction where the adapter has
+// integer dot products).
 // The integer sums are exact (|sum| <= 32 * 15 * 2^22 < 2^31); a sub-block's result is
 // (d sc) s X-sum - (dmin m) x-sum.
 

@@ -1,5 +1,6 @@
 // The matvec entries' shared pieces (qmatvec.wgsl, qmatvec_xs.wgsl): R rows' dot products of one
-// lane slot (or two: the trip loops' steps), the subgroup sum, and (without subgroups) the tree over workgroup memory `red`.
+// lane slot (or two: the trip loops' steps), the subgroup sum, and (without subgroups) the tree
+// over workgroup memory `red`.
 
 // Byte offsets of weight rows n0 + i .. n0 + i + 3 (rows past N repeat the last row; their sums
 // are not stored).

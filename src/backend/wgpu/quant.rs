@@ -270,8 +270,8 @@ fn sg32(b: &WgpuBackend) -> bool {
 /// a row is not whole trips of two) or 4) and the lanes' roofline diagnostic (`WGLLM_QMV_DIAG`;
 /// vec4 lanes: 1 the loads alone, no dequantization; 2 and no x loads; 3 (q8_0) and no scale
 /// loads; q4_k's integer-dot lanes, bits: 1 the loads alone, 2 no x loads, q4_k_dp.wgsl):
-/// wrong results, for "what the loads alone reach" lines in
-/// docs/BENCHMARKS.md, never for a real run.
+/// wrong results, for "what the loads alone reach" lines in docs/BENCHMARKS.md, never for a real
+/// run.
 fn sweep_knobs() -> (u32, u32) {
     let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
     let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
