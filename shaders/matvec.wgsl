@@ -23,18 +23,6 @@ const ACC = R * MR;
 
 var<workgroup> red: array<f32, ACC * WG>;
 
-#ifdef_sg
-// Butterfly sum over the subgroup (shuffles rather than the reduction builtin: naga 30 rejects
-// the `enable subgroups;` directive that the dispatcher adds for the latter).
-fn sg_sum(v: f32, sgs: u32) -> f32 {
-    var s = v;
-    for (var d = sgs / 2u; d > 0u; d >>= 1u) {
-        s += subgroupShuffleXor(s, d);
-    }
-    return s;
-}
-
-#endif_sg
 @compute @workgroup_size(WG)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32

@@ -1,6 +1,6 @@
 // The matvec entries' shared pieces (qmatvec.wgsl, qmatvec_xs.wgsl): R rows' dot products of one
-// lane slot (or two: the trip loops' steps), the subgroup sum, and (without subgroups) the tree
-// over workgroup memory `red`.
+// lane slot (or two: the trip loops' steps) and (without subgroups) the tree over workgroup memory
+// `red`; the subgroup sum is sg_sum.wgsl's.
 
 // Byte offsets of weight rows n0 + i .. n0 + i + 3 (rows past N repeat the last row; their sums
 // are not stored).
@@ -52,15 +52,6 @@ fn pair_sums(w: u32, d: u32, xa: X, xb: X, rows: vec4<u32>, rows2: vec4<u32>) ->
 }
 
 #ifdef_sg
-// Butterfly sum over the subgroup (shuffles: naga 30 rejects `enable subgroups;`).
-fn sg_sum(v: f32, sgs: u32) -> f32 {
-    var s = v;
-    for (var d = sgs / 2u; d > 0u; d >>= 1u) {
-        s += subgroupShuffleXor(s, d);
-    }
-    return s;
-}
-
 #else_sg
 // Each thread's R sums into `red` (row r at r * WG + lid), then summed over each run of `width`
 // threads (li = lid's place in its run) into the run's first slot. Called by every thread.

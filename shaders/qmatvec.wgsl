@@ -11,7 +11,7 @@
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
 // Constants from quant.rs: WG, R, U, DIAG, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
 // rows start on a word); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
-// `dots` and `sg_sum` from qdots.wgsl.
+// `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 
 var<workgroup> red: array<f32, R * WG>;
 

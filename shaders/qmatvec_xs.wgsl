@@ -6,7 +6,7 @@
 // stride over its rows' slots. Sums by subgroup shuffles where subgroups are exactly 32 wide
 // (the `sg` variant), else a tree in workgroup memory `red`.
 // Constants from quant.rs: WG (a multiple of 32), R (1..8), U (1 or 2 slots a trip), KC (a
-// multiple of 256), XS_SOA, DIAG; `dots` and `sg_sum` from qdots.wgsl.
+// multiple of 256), XS_SOA, DIAG; `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 
 const GL = 32u;
 const NG = WG / GL;

@@ -24,6 +24,8 @@ use std::sync::{Mutex, OnceLock};
 
 const COMMON: &str = include_str!("../../../shaders/linear.wgsl");
 const MATVEC: &str = include_str!("../../../shaders/matvec.wgsl");
+/// The subgroup sum of the matvec entries' `sg` variants (here and quant.rs).
+pub(super) const SG_SUM: &str = include_str!("../../../shaders/sg_sum.wgsl");
 const GEMM: &str = include_str!("../../../shaders/gemm.wgsl");
 
 /// Largest M that goes to the matvec kernel (in workgroups of up to 4 x rows).
@@ -147,7 +149,7 @@ fn matvec_body(r: u32, mr: u32, u: u32, sg: bool) -> String {
         };
     }
     let parts = [("decl", decl), ("trip_U", trip(u)), ("trip_1", trip(1)), ("odd", odd), ("to_red", to_red)];
-    fill(&select_sg(MATVEC, sg), &parts)
+    fill(&format!("{}{}", if sg { SG_SUM } else { "" }, select_sg(MATVEC, sg)), &parts)
 }
 
 /// shaders/gemm.wgsl with its `//@` lines unrolled over the micro-tile (AM x 4 rows, AN vec4s)

@@ -21,7 +21,7 @@
 //! The weight's position is passed as a byte offset (`wbase`) in Params; the dispatcher's element
 //! offset slot for it is unused.
 use super::kernel::{grid, read, read4, write, KernelKey};
-use super::linear::select_sg;
+use super::linear::{select_sg, SG_SUM};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -127,6 +127,10 @@ fn body(kind: Kind, d: DType) -> &'static str {
             Kind::Matvec { sg, lanes: Lanes::LimbsWg } => select_sg(&format!("{LIMBS}\n{DP_Q4K}\n{QDOTS}\n{MATVEC_XS}"), sg),
             Kind::Gemm => GEMM.to_string(),
             Kind::Embed => EMBED.to_string(),
+        };
+        let entry = match kind {
+            Kind::Matvec { sg: true, .. } => format!("{SG_SUM}\n{entry}"),
+            _ => entry,
         };
         Box::leak(format!("{COMMON}\n{extra}{ty}\n{entry}").into_boxed_str())
     })
