@@ -325,7 +325,7 @@ impl WgpuBackend {
         let src = kernel::generate(key, body, consts, &[]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(src.into()) };
-        let module = if shader_checks(key.entry) {
+        let module = if kernel::shader_checks(key.entry) {
             self.device.create_shader_module(desc)
         } else {
             // SAFETY: the kernels are this crate's own WGSL: every loop has a bound, every
@@ -594,18 +594,5 @@ impl Readback {
         v.truncate(self.len);
         dev.take_errors("readback")?;
         Ok(v)
-    }
-}
-
-/// Whether the kernel `entry` is built with wgpu's runtime checks (naga's index clamps where the
-/// driver has no robust buffer access, a counter in every loop, guarded integer division).
-/// Without them the quantized kernels ran 3-40% faster on the H200 and the bf16 matvec up to 16%
-/// slower (docs/runs/r10/exp5.log), so they are off for quant.rs' entries only, where measured.
-/// `WGLLM_SHADER_CHECKS=1` / `=0` turns them on / off for every kernel (A/B runs, debugging).
-fn shader_checks(entry: &str) -> bool {
-    match std::env::var("WGLLM_SHADER_CHECKS").ok().as_deref() {
-        Some("1") => true,
-        Some("0") => false,
-        _ => !super::quant::UNCHECKED_ENTRIES.contains(&entry),
     }
 }

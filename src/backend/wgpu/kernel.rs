@@ -175,3 +175,16 @@ pub fn validate_wgsl(label: &str, src: &str) -> Result<(), String> {
     v.validate(&module).map_err(|e| format!("{label}: {e:?}"))?;
     Ok(())
 }
+
+/// Whether the kernel `entry` is built with wgpu's runtime checks (naga's index clamps where the
+/// driver has no robust buffer access, a counter in every loop, guarded integer division).
+/// Without them the quantized kernels ran 3-40% faster on the H200 and the bf16 matvec up to 16%
+/// slower (docs/runs/r10/exp5.log), so they are off for quant.rs' entries only, where measured.
+/// `WGLLM_SHADER_CHECKS=1` / `=0` turns them on / off for every kernel (A/B runs, debugging).
+pub(super) fn shader_checks(entry: &str) -> bool {
+    match std::env::var("WGLLM_SHADER_CHECKS").ok().as_deref() {
+        Some("1") => true,
+        Some("0") => false,
+        _ => !super::quant::UNCHECKED_ENTRIES.contains(&entry),
+    }
+}

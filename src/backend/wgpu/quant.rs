@@ -54,7 +54,7 @@ const LIMBS_PRE_MIN: usize = 1 << 27;
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
 const LIMB_WORDS: usize = 28;
 
-/// This file's entry points: built without wgpu's runtime checks (context.rs `shader_checks`).
+/// This file's entry points: built without wgpu's runtime checks (kernel.rs `shader_checks`).
 pub(super) const UNCHECKED_ENTRIES: [&str; 5] = ["qmatvec", "qmatvec_xs", "xlimbs", "qgemm", "qembedding"];
 
 /// Largest M that goes to the matvec kernel (one x row a workgroup: W is read M times, mostly
