@@ -112,6 +112,14 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
             println!("  its dispatches: {}", each.join(", "));
         }
     }
+    drop(ws);
+    if let (Some(w), Some(bw)) = (dev.as_wgpu(), bw) {
+        w.forget_bind_groups();
+        // the same bytes read by the probe's plain kernels, same copies, dispatch after dispatch:
+        // what launch, ramp and tail leave of the bandwidth at this size
+        let sized = w.read_bandwidth_sized(wbytes, copies, iters)?;
+        println!("  plain read of the same bytes ({copies} copies, back to back): {:.1} GB/s, {:.1}% of the probe -> the op at {:.1}% of it", sized / 1e9, 100.0 * sized / bw, 100.0 * gbs * 1e9 / sized);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

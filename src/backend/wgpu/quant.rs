@@ -232,6 +232,22 @@ fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
     (wg as u32, r as u32)
 }
 
+/// A qmatvec workgroup's threads, rows and slots a trip: matvec_shape's and two a trip, except on
+/// the pre-pass limb lanes (q4_k from 2^27 elements), swept again on the H200 with the kernels
+/// unchecked (docs/runs/r11/e2.log, 24 shapes twice): where the workgroup stays at 32 threads
+/// (many rows, K8192 N28672) 3 rows rather than 4 (48.6 us in both rounds against 50.9-54.1: fewer
+/// registers a thread), and where it grew (few long rows, K28672 N8192) four slots a trip
+/// (47.1-47.8 us against 48.6-49.9). `WGLLM_QMATVEC` and `WGLLM_QMV_U` override them.
+fn matvec_plan(n: usize, k: usize, lanes: Lanes, u: Option<u32>) -> (u32, u32, u32) {
+    if let Some((wg, r)) = shape_override() {
+        return (wg, r, u.unwrap_or(2));
+    }
+    let (wg, r) = matvec_shape(n, k);
+    let limbs = lanes == Lanes::Limbs;
+    let r = if limbs && wg == 32 && r == 4 { 3 } else { r };
+    (wg, r, u.unwrap_or(if limbs && wg > 32 { 4 } else { 2 }))
+}
+
 /// `WGLLM_QMATVEC=WG,R` (sweeps): WG a power of two in 32..=256, R in 1..=8; else None.
 fn shape_override() -> Option<(u32, u32)> {
     let v = std::env::var("WGLLM_QMATVEC").ok()?;
@@ -279,8 +295,8 @@ fn sg32(b: &WgpuBackend) -> bool {
 /// loads; q4_k's integer-dot lanes, bits: 1 the loads alone, 2 no x loads, q4_k_dp.wgsl):
 /// wrong results, for "what the loads alone reach" lines in docs/BENCHMARKS.md, never for a real
 /// run.
-fn sweep_knobs() -> (u32, u32) {
-    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u)).unwrap_or(2);
+fn sweep_knobs() -> (Option<u32>, u32) {
+    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u));
     let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
     if diag > 0 {
         static SAID: std::sync::Once = std::sync::Once::new();
@@ -308,14 +324,18 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
         Kind::Matvec { sg, lanes: Lanes::LimbsWg } => {
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
             let (u, diag) = sweep_knobs();
+            let u = u.unwrap_or(2);
             let kc = xs_chunk(b, k, wg, r, sg, kc_cap);
             let soa = xs_soa();
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u")), ("DIAG", format!("{diag}u")), ("XS_SOA", soa.to_string())]);
             ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}d{diag}{}{}", u.min(2), if sg { "sg" } else { "" }, if soa { "s" } else { "" }))
         }
         Kind::Matvec { sg, lanes } => {
-            let (wg, r) = shape.unwrap_or_else(|| matvec_shape(n, k));
             let (u, diag) = sweep_knobs();
+            let (wg, r, u) = match shape {
+                Some((wg, r)) => (wg, r, u.unwrap_or(2)),
+                None => matvec_plan(n, k, lanes, u),
+            };
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
             ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, match lanes {
                 Lanes::Limbs => "dp",
@@ -467,6 +487,24 @@ mod tests {
             }
             check(&b, Kind::Matvec { sg: false, lanes: Lanes::Words }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
             check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
+        }
+    }
+
+    /// The pre-pass limb lanes' own plans (matvec_plan: 3 rows a 32-thread workgroup; four slots a
+    /// trip in a wider one), each at a size that picks it, rows not a multiple of 3 included.
+    #[test]
+    fn limb_plans_match_cpu() {
+        let Some(b) = WgpuBackend::all().into_iter().next() else {
+            eprintln!("no wgpu adapter: skipped");
+            return;
+        };
+        if shape_override().is_some() || std::env::var("WGLLM_QMV_U").is_ok() {
+            eprintln!("WGLLM_QMATVEC / WGLLM_QMV_U set: the plans are overridden; skipped");
+            return;
+        }
+        for ((k, n), plan) in [((2048, 12800), (32, 3, 2)), ((8192, 2048), (256, 4, 4))] {
+            assert_eq!(matvec_plan(n, k, Lanes::Limbs, None), plan);
+            check(&b, Kind::Matvec { sg: b.caps.subgroup, lanes: Lanes::Limbs }, None, (DType::F32, DType::Q4K), (1, k, n), (0, 0));
         }
     }
 
