@@ -219,6 +219,15 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     Support::Yes
 }
 
+/// `WGLLM_MATVEC=WG,R,U` (A/B sweeps of the float matvec): WG a power of two in 32..=256, R in
+/// 1..=8, U in 1..=8; else None.
+fn matvec_override() -> Option<(u32, u32, u32)> {
+    let v = std::env::var("WGLLM_MATVEC").ok()?;
+    let f: Vec<u32> = v.split(',').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let &[wg, r, u] = f.as_slice() else { return None };
+    (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) && (1..=8).contains(&u)).then_some((wg, r, u))
+}
+
 /// The kernel for an M x K x N problem on `b`.
 fn plan(b: &WgpuBackend, m: usize, _k: usize, n: usize) -> Plan {
     // Tuned on an H200 through Vulkan (linear::sweep, K and N 1024..151936, bf16/f16/f32 W).
@@ -227,7 +236,8 @@ fn plan(b: &WgpuBackend, m: usize, _k: usize, n: usize) -> Plan {
         // ~10% of the best candidate for M = 1 (3.4-4.2 TB/s) and the best for M = 2..64, where
         // it beat the tiled kernel 2-45x (that one has too few workgroups to hide latency there).
         let mr = m.min(4) as u32;
-        return Plan::Matvec { wg: 64, r: 2, mr, u: 4, sg: b.caps.subgroup };
+        let (wg, r, u) = matvec_override().filter(|&(_, r, _)| r * mr <= MATVEC_MAX_ACC).unwrap_or((64, 2, 4));
+        return Plan::Matvec { wg, r, mr, u, sg: b.caps.subgroup };
     }
     // Bigger tiles once there are enough of them for every multiprocessor (17-25 TFLOP/s).
     let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);

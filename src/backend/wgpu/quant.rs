@@ -177,7 +177,7 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
         return Ok(());
     }
     let kind = match m <= MATVEC_MAX_M {
-        true => match lanes(x, w)? {
+        true => match lanes(b, x, w)? {
             Lanes::LimbsWg => Kind::Matvec { sg: sg32(b), lanes: Lanes::LimbsWg },
             l => Kind::Matvec { sg: b.caps.subgroup, lanes: l },
         },
@@ -189,10 +189,14 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
 /// The matvec lanes for x · Wᵀ. The vec4 lanes where the type has them, x is f32 starting on a
 /// vec4 and every row of w starts on 16 bytes; for q4_k there, the integer-dot lanes for
 /// matrices of at least LIMBS_WG_MIN elements and K >= 2048 (x limbs by the workgroup, or by a
-/// pre-pass from LIMBS_PRE_MIN). Else the scalar words. For A/B sweeps and tests:
-/// `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off; `WGLLM_QMV_LIMBS=0|pre|wg` the limb
-/// lanes off, or on whatever the size with x limbs from the pre-pass / the workgroup.
-fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
+/// pre-pass from LIMBS_PRE_MIN, or where x's limbs take more than one chunk of workgroup memory:
+/// each chunk costs every workgroup a conversion and two barriers, and on the H200 K 14336 N 4096
+/// (two chunks) ran 21.5-21.7 us from the pre-pass against 24.2-24.8 us, while every one-chunk
+/// shape of 4M..70M elements ran faster by the workgroup, docs/runs/r11/e4.log). Else the scalar
+/// words. For A/B sweeps and tests: `WGLLM_QMATVEC_V4=0` turns the vec4 and limb lanes off;
+/// `WGLLM_QMV_LIMBS=0|pre|wg` the limb lanes off, or on whatever the size with x limbs from the
+/// pre-pass / the workgroup.
+fn lanes(b: &WgpuBackend, x: &Tensor, w: &Tensor) -> Result<Lanes> {
     let k = *w.shape.last().unwrap_or(&0);
     let rowb = w.dtype.nbytes(k);
     let off = std::env::var("WGLLM_QMATVEC_V4").is_ok_and(|v| v == "0");
@@ -204,7 +208,7 @@ fn lanes(x: &Tensor, w: &Tensor) -> Result<Lanes> {
         Some("pre") => Some(Lanes::Limbs),
         Some("wg") => Some(Lanes::LimbsWg),
         _ if k < 2048 || w.numel() < LIMBS_WG_MIN => None,
-        _ if w.numel() < LIMBS_PRE_MIN => Some(Lanes::LimbsWg),
+        _ if w.numel() < LIMBS_PRE_MIN && xs_one_chunk(b, k, w.shape[0]) => Some(Lanes::LimbsWg),
         _ => Some(Lanes::Limbs),
     };
     Ok(match limbs {
@@ -276,6 +280,12 @@ fn xs_chunk(b: &WgpuBackend, k: usize, wg: u32, r: u32, sg: bool, cap: Option<us
     let cap = cap.map_or(fit, |c| c.min(fit));
     let chunks = k.div_ceil(cap);
     k.div_ceil(chunks).div_ceil(256) * 256
+}
+
+/// Whether qmatvec_xs turns a K-long x row into limbs in one chunk (its default shape for N rows).
+fn xs_one_chunk(b: &WgpuBackend, k: usize, n: usize) -> bool {
+    let (wg, r) = xs_shape(n);
+    xs_chunk(b, k, wg, r, sg32(b), None) >= k
 }
 
 /// qmatvec_xs's x limbs in workgroup memory slot-major (limbs.wgsl) rather than slot after slot:
