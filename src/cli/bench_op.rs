@@ -1,7 +1,9 @@
 //! `wgllm bench --op linear --dtype q4_k --m 1 --k 1024 --n 3072`: one op on one device, timed
 //! as the GPU time of many dispatches in one submit (recorded before the clock starts), with the
 //! weight bytes it reads per second (quantized bytes as stored, x and y not counted) against the
-//! device's read bandwidth measured in the same run.
+//! device's read bandwidth measured in the same run, and beside a plain read of the same bytes
+//! (the probe's kernels over the same copies, dispatch after dispatch: what launch, ramp and tail
+//! leave of the bandwidth at that size).
 //! Weights rotate over enough copies (>= 512 MiB in all, at most 64) to stream from memory rather
 //! than from L2.
 use super::run::pick_device;

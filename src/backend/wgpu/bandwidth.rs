@@ -40,7 +40,7 @@ impl WgpuBackend {
     /// an op's bytes reaches at that size, launch and tail included. The threads shrink with the
     /// buffer so each still has four 16-byte loads in flight.
     pub fn read_bandwidth_sized(&self, bytes: usize, copies: usize, iters: usize) -> Result<f64> {
-        let words = (bytes / 16 * 4).clamp(1024, (self.caps.max_binding / 16 * 4) as usize);
+        let words = (bytes / 16 * 4).max(1024).min((self.caps.max_binding / 16 * 4) as usize);
         let xs = (0..copies.max(1)).map(|_| self.alloc_tensor(DType::U32, &[words])).collect::<Result<Vec<_>>>()?;
         let threads = (words / 16).div_ceil(256).clamp(1, 1024) as u32 * 256;
         self.sweep_bandwidth(&xs, threads, iters)
