@@ -188,3 +188,11 @@ pub(super) fn shader_checks(entry: &str) -> bool {
         _ => !super::quant::UNCHECKED_ENTRIES.contains(&entry),
     }
 }
+
+/// A sweep override `NAME=a,b,..`: exactly `n` unsigned integers, else None (unset or malformed;
+/// the caller checks the ranges).
+pub(super) fn env_u32s(name: &str, n: usize) -> Option<Vec<u32>> {
+    let v = std::env::var(name).ok()?;
+    let f: Vec<u32> = v.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
+    (f.len() == n).then_some(f)
+}

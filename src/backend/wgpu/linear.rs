@@ -222,9 +222,7 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// `WGLLM_MATVEC=WG,R,U` (A/B sweeps of the float matvec): WG a power of two in 32..=256, R in
 /// 1..=8, U in 1..=8; else None.
 fn matvec_override() -> Option<(u32, u32, u32)> {
-    let v = std::env::var("WGLLM_MATVEC").ok()?;
-    let f: Vec<u32> = v.split(',').map(|x| x.parse().ok()).collect::<Option<_>>()?;
-    let &[wg, r, u] = f.as_slice() else { return None };
+    let &[wg, r, u] = super::kernel::env_u32s("WGLLM_MATVEC", 3)?.as_slice() else { return None };
     (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) && (1..=8).contains(&u)).then_some((wg, r, u))
 }
 

@@ -223,11 +223,8 @@ fn lanes(b: &WgpuBackend, x: &Tensor, w: &Tensor) -> Result<Lanes> {
 /// workgroups and more registers, no gain), but with few rows and long ones (N 4096, K 14336)
 /// the GPU runs short of threads: the workgroup then doubles (up to 256) while fewer than ~10^5
 /// threads run and each keeps at least 32 elements of the row.
-/// `WGLLM_QMATVEC=WG,R` overrides it for sweeps (tools/bench/quant_ops.sh).
+/// `WGLLM_QMATVEC=WG,R` overrides it for sweeps (tools/bench/quant_ops.sh; read by matvec_plan).
 fn matvec_shape(n: usize, k: usize) -> (u32, u32) {
-    if let Some(s) = shape_override() {
-        return s;
-    }
     let r = if n >= 2048 { 4 } else { 2 };
     let mut wg = 32;
     while wg < 256 && n.div_ceil(r) * wg < 100_000 && k / (2 * wg) >= 32 {
@@ -254,9 +251,7 @@ fn matvec_plan(n: usize, k: usize, lanes: Lanes, u: Option<u32>) -> (u32, u32, u
 
 /// `WGLLM_QMATVEC=WG,R` (sweeps): WG a power of two in 32..=256, R in 1..=8; else None.
 fn shape_override() -> Option<(u32, u32)> {
-    let v = std::env::var("WGLLM_QMATVEC").ok()?;
-    let (a, b) = v.split_once(',')?;
-    let (wg, r) = (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?);
+    let &[wg, r] = super::kernel::env_u32s("WGLLM_QMATVEC", 2)?.as_slice() else { return None };
     (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r)).then_some((wg, r))
 }
 
