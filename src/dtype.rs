@@ -32,7 +32,14 @@ impl DType {
     pub const ALL: [DType; 5] = [DType::F32, DType::F16, DType::BF16, DType::I32, DType::U32];
     pub const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
     /// The block-quantized weight types (weights only: activations stay float).
-    pub const QUANTS: [DType; 6] = [DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q4K, DType::Q6K, DType::IQ4NL];
+    pub const QUANTS: [DType; 6] = [
+        DType::Q8_0,
+        DType::Q4_0,
+        DType::Q4_1,
+        DType::Q4K,
+        DType::Q6K,
+        DType::IQ4NL,
+    ];
 
     /// Bytes per element of an unquantized dtype. A quantized type has no per-element size: callers
     /// that may see one use `nbytes`/`block` (this panics there, naming the caller's mistake).
@@ -103,7 +110,10 @@ impl DType {
         matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
     pub fn parse(s: &str) -> Option<DType> {
-        DType::ALL.into_iter().chain(DType::QUANTS).find(|d| d.name() == s.to_ascii_lowercase())
+        DType::ALL
+            .into_iter()
+            .chain(DType::QUANTS)
+            .find(|d| d.name() == s.to_ascii_lowercase())
     }
 
     /// Decode `n` elements of this float dtype to f32 (exact: f16 and bf16 are subsets of f32); a
@@ -111,11 +121,26 @@ impl DType {
     pub fn decode_f32(self, bytes: &[u8]) -> Vec<f32> {
         match self {
             q if q.is_quant() => crate::quant::dequantize(q, bytes),
-            DType::F32 => bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
-            DType::F16 => bytes.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32()).collect(),
-            DType::BF16 => bytes.chunks_exact(2).map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32()).collect(),
-            DType::I32 => bytes.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as f32).collect(),
-            DType::U32 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap()) as f32).collect(),
+            DType::F32 => bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect(),
+            DType::F16 => bytes
+                .chunks_exact(2)
+                .map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+                .collect(),
+            DType::BF16 => bytes
+                .chunks_exact(2)
+                .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+                .collect(),
+            DType::I32 => bytes
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().unwrap()) as f32)
+                .collect(),
+            DType::U32 => bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as f32)
+                .collect(),
             _ => unreachable!("quantized types are matched first"),
         }
     }
@@ -129,10 +154,18 @@ impl DType {
         let mut out = Vec::with_capacity(vals.len() * self.size());
         match self {
             DType::F32 => vals.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-            DType::F16 => vals.iter().for_each(|v| out.extend_from_slice(&f16::from_f32(*v).to_bits().to_le_bytes())),
-            DType::BF16 => vals.iter().for_each(|v| out.extend_from_slice(&f32_to_bf16_bits(*v).to_le_bytes())),
-            DType::I32 => vals.iter().for_each(|v| out.extend_from_slice(&(*v as i32).to_le_bytes())),
-            DType::U32 => vals.iter().for_each(|v| out.extend_from_slice(&(*v as u32).to_le_bytes())),
+            DType::F16 => vals
+                .iter()
+                .for_each(|v| out.extend_from_slice(&f16::from_f32(*v).to_bits().to_le_bytes())),
+            DType::BF16 => vals
+                .iter()
+                .for_each(|v| out.extend_from_slice(&f32_to_bf16_bits(*v).to_le_bytes())),
+            DType::I32 => vals
+                .iter()
+                .for_each(|v| out.extend_from_slice(&(*v as i32).to_le_bytes())),
+            DType::U32 => vals
+                .iter()
+                .for_each(|v| out.extend_from_slice(&(*v as u32).to_le_bytes())),
             _ => unreachable!("quantized types return above"),
         }
         out
@@ -140,7 +173,10 @@ impl DType {
 
     pub fn decode_u32(self, bytes: &[u8]) -> Vec<u32> {
         assert_eq!(self.size(), 4, "decode_u32 on {}", self.name());
-        bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
 }
 
@@ -166,7 +202,15 @@ mod tests {
     use super::*;
     #[test]
     fn bf16_rounding_matches_half() {
-        for bits in [0x3f80_8000u32, 0x3f81_8000, 0x3f80_7fff, 0x7f7f_ffff, 0x0000_0001, 0x8000_0000, 0xff80_0000] {
+        for bits in [
+            0x3f80_8000u32,
+            0x3f81_8000,
+            0x3f80_7fff,
+            0x7f7f_ffff,
+            0x0000_0001,
+            0x8000_0000,
+            0xff80_0000,
+        ] {
             let v = f32::from_bits(bits);
             assert_eq!(f32_to_bf16_bits(v), bf16::from_f32(v).to_bits(), "bits {bits:#x}");
         }

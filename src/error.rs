@@ -6,7 +6,11 @@ pub enum Error {
     #[error("unsupported op {op} on {device}: {reason}")]
     Unsupported { op: String, device: String, reason: String },
     #[error("{device}: {call} failed: {detail}")]
-    Device { device: String, call: String, detail: String },
+    Device {
+        device: String,
+        call: String,
+        detail: String,
+    },
     #[error("shape error in {op}: {detail}")]
     Shape { op: String, detail: String },
     #[error("no such device: {0}")]
@@ -21,6 +25,9 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn shape(op: &str, detail: impl Into<String>) -> Self {
-        Error::Shape { op: op.to_string(), detail: detail.into() }
+        Error::Shape {
+            op: op.to_string(),
+            detail: detail.into(),
+        }
     }
 }

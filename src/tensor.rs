@@ -25,7 +25,11 @@ pub struct Tensor {
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Tensor({}, {:?}, +{} on {})", self.dtype, self.shape, self.offset, self.device)
+        write!(
+            f,
+            "Tensor({}, {:?}, +{} on {})",
+            self.dtype, self.shape, self.offset, self.device
+        )
     }
 }
 
@@ -53,23 +57,44 @@ impl Tensor {
         let off = self.offset + elem_offset;
         let (be, bb) = self.dtype.block();
         if be > 1 && (off % be != 0 || bb % 4 != 0 && off > 0) {
-            return Err(Error::shape("view", format!("{} view offset {off} is not a whole number of word-aligned blocks", self.dtype)));
+            return Err(Error::shape(
+                "view",
+                format!(
+                    "{} view offset {off} is not a whole number of word-aligned blocks",
+                    self.dtype
+                ),
+            ));
         }
         if be == 1 && bb == 2 && off % 2 != 0 {
-            return Err(Error::shape("view", format!("16-bit view offset {off} is not word aligned")));
+            return Err(Error::shape(
+                "view",
+                format!("16-bit view offset {off} is not word aligned"),
+            ));
         }
         if elem_offset + numel(shape) > self.numel() {
             return Err(Error::shape(
                 "view",
-                format!("view [{}]+{} exceeds tensor {:?}", shape_str(shape), elem_offset, self.shape),
+                format!(
+                    "view [{}]+{} exceeds tensor {:?}",
+                    shape_str(shape),
+                    elem_offset,
+                    self.shape
+                ),
             ));
         }
-        Ok(Tensor { shape: shape.to_vec(), offset: off, ..self.clone() })
+        Ok(Tensor {
+            shape: shape.to_vec(),
+            offset: off,
+            ..self.clone()
+        })
     }
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         if numel(shape) != self.numel() {
             return Err(Error::shape("reshape", format!("{:?} -> {:?}", self.shape, shape)));
         }
-        Ok(Tensor { shape: shape.to_vec(), ..self.clone() })
+        Ok(Tensor {
+            shape: shape.to_vec(),
+            ..self.clone()
+        })
     }
 }

@@ -22,7 +22,11 @@ struct Model {
 impl Model {
     fn new(tag: &str) -> Model {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!("wgllm-bad-input-{}-{tag}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let dir = std::env::temp_dir().join(format!(
+            "wgllm-bad-input-{}-{tag}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for e in std::fs::read_dir(golden()).unwrap() {
@@ -74,13 +78,21 @@ impl SafeFile {
         let b = std::fs::read(path).unwrap();
         let hlen = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
         let header: Value = serde_json::from_slice(&b[8..8 + hlen]).unwrap();
-        SafeFile { hlen, header: header.as_object().unwrap().clone(), data: b[8 + hlen..].to_vec() }
+        SafeFile {
+            hlen,
+            header: header.as_object().unwrap().clone(),
+            data: b[8 + hlen..].to_vec(),
+        }
     }
     /// Re-serialises the header and pads it with spaces (as safetensors allows) to its old length
     /// when it fits, else to a multiple of 8; the data section follows unchanged.
     fn write(&self, path: &Path) {
         let mut h = serde_json::to_vec(&Value::Object(self.header.clone())).unwrap();
-        let target = if h.len() <= self.hlen { self.hlen } else { h.len().div_ceil(8) * 8 };
+        let target = if h.len() <= self.hlen {
+            self.hlen
+        } else {
+            h.len().div_ceil(8) * 8
+        };
         h.resize(target, b' ');
         let mut out = (h.len() as u64).to_le_bytes().to_vec();
         out.extend_from_slice(&h);
@@ -88,14 +100,19 @@ impl SafeFile {
         std::fs::write(path, out).unwrap();
     }
     fn tensor(&mut self, name: &str) -> &mut Map<String, Value> {
-        self.header.get_mut(name).unwrap_or_else(|| panic!("no tensor {name}")).as_object_mut().unwrap()
+        self.header
+            .get_mut(name)
+            .unwrap_or_else(|| panic!("no tensor {name}"))
+            .as_object_mut()
+            .unwrap()
     }
     fn offsets(&self, name: &str) -> (u64, u64) {
         let o = self.header[name]["data_offsets"].as_array().unwrap();
         (o[0].as_u64().unwrap(), o[1].as_u64().unwrap())
     }
     fn set_offsets(&mut self, name: &str, b: u64, e: u64) {
-        self.tensor(name).insert("data_offsets".into(), serde_json::json!([b, e]));
+        self.tensor(name)
+            .insert("data_offsets".into(), serde_json::json!([b, e]));
     }
 }
 
@@ -119,12 +136,15 @@ fn greedy() -> Sampler {
 fn untouched_copy_loads_and_generates() {
     let m = Model::new("ok");
     let mut e = m.load(512).unwrap_or_else(|e| panic!("the golden copy must load: {e}"));
-    let steps = e.generate(&[1, 2, 3], 3, &mut greedy(), None, false, &mut |_| true).unwrap();
+    let steps = e
+        .generate(&[1, 2, 3], 3, &mut greedy(), None, false, &mut |_| true)
+        .unwrap();
     assert_eq!(steps.len(), 3);
     // the helper's round trip (re-serialised, padded header) is itself a valid file
     let m = Model::new("roundtrip");
     m.st().write(&m.path(ST));
-    m.load(512).unwrap_or_else(|e| panic!("a re-serialised header must load: {e}"));
+    m.load(512)
+        .unwrap_or_else(|e| panic!("a re-serialised header must load: {e}"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,8 +160,15 @@ fn truncated_in_the_data_section_names_a_tensor_past_the_end() {
     std::fs::write(m.path(ST), &bytes[..8 + st.hlen + cut]).unwrap();
     let err = m.load_err();
     assert_names(&err, &[ST, "data_offsets", "run past the end"]);
-    let cut_off: Vec<&String> = st.header.keys().filter(|k| *k != "__metadata__" && st.offsets(k).1 > cut as u64).collect();
-    assert!(cut_off.iter().any(|k| err.contains(&format!("`{k}`"))), "error names none of the tensors cut off ({cut_off:?}):\n  {err}");
+    let cut_off: Vec<&String> = st
+        .header
+        .keys()
+        .filter(|k| *k != "__metadata__" && st.offsets(k).1 > cut as u64)
+        .collect();
+    assert!(
+        cut_off.iter().any(|k| err.contains(&format!("`{k}`"))),
+        "error names none of the tensors cut off ({cut_off:?}):\n  {err}"
+    );
 }
 
 #[test]
@@ -157,7 +184,11 @@ fn truncated_below_the_header_length() {
 
 #[test]
 fn header_length_past_the_end_of_the_file() {
-    for hlen in [u64::MAX, 1 << 40, std::fs::metadata(golden().join(ST)).unwrap().len() - 7] {
+    for hlen in [
+        u64::MAX,
+        1 << 40,
+        std::fs::metadata(golden().join(ST)).unwrap().len() - 7,
+    ] {
         let m = Model::new("hlen");
         let mut bytes = std::fs::read(m.path(ST)).unwrap();
         bytes[..8].copy_from_slice(&hlen.to_le_bytes());
@@ -195,7 +226,10 @@ fn tensor_offsets_out_of_range() {
     let end = st.data.len() as u64;
     st.set_offsets(name, end, end + (e - b));
     st.write(&m.path(ST));
-    assert_names(&m.load_err(), &[ST, &format!("`{name}`"), "data_offsets", "past the end"]);
+    assert_names(
+        &m.load_err(),
+        &[ST, &format!("`{name}`"), "data_offsets", "past the end"],
+    );
 
     // so large that data start + end overflows
     let m = Model::new("offs-huge");
@@ -212,7 +246,12 @@ fn tensor_offsets_out_of_range() {
     assert_names(&m.load_err(), &[ST, &format!("`{name}`"), "data_offsets", "backwards"]);
 
     // not integers, or not a pair
-    for bad in [serde_json::json!([-1, 127]), serde_json::json!([0.5, 128.5]), serde_json::json!([b]), serde_json::json!("0-128")] {
+    for bad in [
+        serde_json::json!([-1, 127]),
+        serde_json::json!([0.5, 128.5]),
+        serde_json::json!([b]),
+        serde_json::json!("0-128"),
+    ] {
         let m = Model::new("offs-type");
         let mut st = m.st();
         st.tensor(name).insert("data_offsets".into(), bad.clone());
@@ -225,7 +264,10 @@ fn tensor_offsets_out_of_range() {
 fn overlapping_tensors() {
     // k_norm (128 bytes) slides back onto the tail of post_attention_layernorm; both sizes still
     // match their shapes and both ranges stay inside the file
-    let (a, b) = ("model.layers.0.post_attention_layernorm.weight", "model.layers.0.self_attn.k_norm.weight");
+    let (a, b) = (
+        "model.layers.0.post_attention_layernorm.weight",
+        "model.layers.0.self_attn.k_norm.weight",
+    );
     let m = Model::new("overlap");
     let mut st = m.st();
     let (_, a_end) = st.offsets(a);
@@ -237,7 +279,10 @@ fn overlapping_tensors() {
     assert_names(&err, &[ST, "overlap", &format!("`{a}`"), &format!("`{b}`")]);
 
     // and two tensors on exactly the same bytes
-    let (a, b) = ("model.layers.2.self_attn.q_norm.weight", "model.layers.2.self_attn.k_norm.weight");
+    let (a, b) = (
+        "model.layers.2.self_attn.q_norm.weight",
+        "model.layers.2.self_attn.k_norm.weight",
+    );
     let m = Model::new("overlap-same");
     let mut st = m.st();
     let (qb, qe) = st.offsets(a);
@@ -253,7 +298,7 @@ fn overlapping_tensors() {
 #[test]
 fn dtype_that_disagrees() {
     let name = "model.norm.weight"; // BF16 [128], 256 bytes
-    // an unknown dtype string
+                                    // an unknown dtype string
     let m = Model::new("dtype-unknown");
     let mut st = m.st();
     st.tensor(name).insert("dtype".into(), "F8_E9".into());
@@ -267,14 +312,20 @@ fn dtype_that_disagrees() {
     st.tensor(name).insert("dtype".into(), "I32".into());
     st.tensor(name).insert("shape".into(), serde_json::json!([64]));
     st.write(&m.path(ST));
-    assert_names(&m.load_err().to_lowercase(), &[ST, &format!("`{name}`"), "i32", "not a float"]);
+    assert_names(
+        &m.load_err().to_lowercase(),
+        &[ST, &format!("`{name}`"), "i32", "not a float"],
+    );
 
     // F32 where the bytes only hold BF16: the size no longer matches
     let m = Model::new("dtype-size");
     let mut st = m.st();
     st.tensor(name).insert("dtype".into(), "F32".into());
     st.write(&m.path(ST));
-    assert_names(&m.load_err().to_lowercase(), &[ST, &format!("`{name}`"), "f32", "256 bytes"]);
+    assert_names(
+        &m.load_err().to_lowercase(),
+        &[ST, &format!("`{name}`"), "f32", "256 bytes"],
+    );
 
     // dtype missing, or not a string
     for bad in [None, Some(Value::from(7))] {
@@ -285,14 +336,22 @@ fn dtype_that_disagrees() {
             Some(v) => st.tensor(name).insert("dtype".into(), v),
         };
         st.write(&m.path(ST));
-        assert_names(&m.load_err(), &[ST, &format!("`{name}`"), "dtype missing or not a string"]);
+        assert_names(
+            &m.load_err(),
+            &[ST, &format!("`{name}`"), "dtype missing or not a string"],
+        );
     }
 }
 
 #[test]
 fn shape_entries_that_are_bad_in_the_file() {
     let name = "model.layers.0.input_layernorm.weight";
-    for bad in [serde_json::json!([128.0]), serde_json::json!([-128]), serde_json::json!("128"), serde_json::json!([1u64 << 40, 1u64 << 40])] {
+    for bad in [
+        serde_json::json!([128.0]),
+        serde_json::json!([-128]),
+        serde_json::json!("128"),
+        serde_json::json!([1u64 << 40, 1u64 << 40]),
+    ] {
         let m = Model::new("shape-type");
         let mut st = m.st();
         st.tensor(name).insert("shape".into(), bad.clone());
@@ -311,13 +370,31 @@ fn shape_that_disagrees_with_config() {
     m.edit_config(|c| {
         c.insert("hidden_size".into(), 64.into());
     });
-    assert_names(&m.load_err(), &[ST, "`model.embed_tokens.weight`", "config.json", "[512x128]", "[512x64]"]);
+    assert_names(
+        &m.load_err(),
+        &[
+            ST,
+            "`model.embed_tokens.weight`",
+            "config.json",
+            "[512x128]",
+            "[512x64]",
+        ],
+    );
 
     let m = Model::new("cfg-inter");
     m.edit_config(|c| {
         c.insert("intermediate_size".into(), 512.into());
     });
-    assert_names(&m.load_err(), &[ST, "`model.layers.0.mlp.gate_proj.weight`", "config.json", "[256x128]", "[512x128]"]);
+    assert_names(
+        &m.load_err(),
+        &[
+            ST,
+            "`model.layers.0.mlp.gate_proj.weight`",
+            "config.json",
+            "[256x128]",
+            "[512x128]",
+        ],
+    );
 
     let m = Model::new("cfg-vocab");
     m.edit_config(|c| {
@@ -336,7 +413,11 @@ fn shape_that_disagrees_with_config() {
 
 #[test]
 fn missing_tensor() {
-    for name in ["model.norm.weight", "model.layers.2.self_attn.v_proj.weight", "model.embed_tokens.weight"] {
+    for name in [
+        "model.norm.weight",
+        "model.layers.2.self_attn.v_proj.weight",
+        "model.embed_tokens.weight",
+    ] {
         let m = Model::new("missing");
         let mut st = m.st();
         st.header.remove(name).unwrap();
@@ -397,7 +478,13 @@ fn unknown_model_type() {
 
 #[test]
 fn malformed_config_json() {
-    for text in ["{\"model_type\": \"qwen3\", \"hidden_size\": 12", "not json at all", "", "[1, 2, 3]", "\u{feff}\u{0}"] {
+    for text in [
+        "{\"model_type\": \"qwen3\", \"hidden_size\": 12",
+        "not json at all",
+        "",
+        "[1, 2, 3]",
+        "\u{feff}\u{0}",
+    ] {
         let m = Model::new("cfg-text");
         std::fs::write(m.path("config.json"), text).unwrap();
         assert_names(&m.load_err(), &["config.json"]);
@@ -471,21 +558,46 @@ fn prompt_longer_than_the_context() {
     let mut e = m.load(16).unwrap();
     assert_eq!(e.max_ctx, 16);
     let prompt: Vec<u32> = (1..=20).collect();
-    let err = e.generate(&prompt, 1, &mut greedy(), None, false, &mut |_| true).unwrap_err().to_string();
+    let err = e
+        .generate(&prompt, 1, &mut greedy(), None, false, &mut |_| true)
+        .unwrap_err()
+        .to_string();
     assert_names(&err, &["context", "16", "20"]);
     // fits alone, but not with the tokens asked for
-    let err = e.generate(&prompt[..10], 10, &mut greedy(), None, false, &mut |_| true).unwrap_err().to_string();
+    let err = e
+        .generate(&prompt[..10], 10, &mut greedy(), None, false, &mut |_| true)
+        .unwrap_err()
+        .to_string();
     assert_names(&err, &["context", "16"]);
     // through forward, on a cache that is already partly full
     let mut cache = e.new_cache().unwrap();
-    e.forward(&mut cache, &prompt[..10], wgllm::model::qwen3::Logits::Last, &mut |_, _, _| Ok(())).unwrap();
-    let err = e.forward(&mut cache, &prompt[..10], wgllm::model::qwen3::Logits::Last, &mut |_, _, _| Ok(())).unwrap_err().to_string();
+    e.forward(
+        &mut cache,
+        &prompt[..10],
+        wgllm::model::qwen3::Logits::Last,
+        &mut |_, _, _| Ok(()),
+    )
+    .unwrap();
+    let err = e
+        .forward(
+            &mut cache,
+            &prompt[..10],
+            wgllm::model::qwen3::Logits::Last,
+            &mut |_, _, _| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
     assert_names(&err, &["context", "16"]);
     // an empty prompt is refused by name
-    let err = e.generate(&[], 1, &mut greedy(), None, false, &mut |_| true).unwrap_err().to_string();
+    let err = e
+        .generate(&[], 1, &mut greedy(), None, false, &mut |_| true)
+        .unwrap_err()
+        .to_string();
     assert_names(&err, &["empty prompt"]);
     // the refusals left the engine usable
-    let steps = e.generate(&prompt[..8], 8, &mut greedy(), None, false, &mut |_| true).unwrap();
+    let steps = e
+        .generate(&prompt[..8], 8, &mut greedy(), None, false, &mut |_| true)
+        .unwrap();
     assert_eq!(steps.len(), 8);
 }
 
@@ -494,10 +606,18 @@ fn token_id_outside_the_vocabulary() {
     let m = Model::new("vocab");
     let mut e = m.load(64).unwrap();
     for bad in [512u32, 513, 100_000, u32::MAX] {
-        let err = e.generate(&[1, 2, bad, 3], 2, &mut greedy(), None, false, &mut |_| true).unwrap_err().to_string();
+        let err = e
+            .generate(&[1, 2, bad, 3], 2, &mut greedy(), None, false, &mut |_| true)
+            .unwrap_err()
+            .to_string();
         assert_names(&err, &[&format!("token id {bad}"), "512"]);
     }
-    assert_eq!(e.generate(&[511], 1, &mut greedy(), None, false, &mut |_| true).unwrap().len(), 1);
+    assert_eq!(
+        e.generate(&[511], 1, &mut greedy(), None, false, &mut |_| true)
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -508,11 +628,17 @@ fn token_id_outside_the_vocabulary() {
 fn missing_tokenizer_still_generates_from_ids() {
     let m = Model::new("no-tok");
     std::fs::remove_file(m.path("tokenizer.json")).unwrap();
-    let mut e = m.load(512).unwrap_or_else(|e| panic!("a model without tokenizer.json must load: {e}"));
+    let mut e = m
+        .load(512)
+        .unwrap_or_else(|e| panic!("a model without tokenizer.json must load: {e}"));
     assert!(e.tokenizer.is_none());
-    let steps = e.generate(&[1, 2, 3, 4], 5, &mut greedy(), Some(3), false, &mut |_| true).unwrap();
+    let steps = e
+        .generate(&[1, 2, 3, 4], 5, &mut greedy(), Some(3), false, &mut |_| true)
+        .unwrap();
     assert_eq!(steps.len(), 5);
-    assert!(steps.iter().all(|s| (s.token as usize) < 512 && s.logprob.is_some() && s.top.len() == 3));
+    assert!(steps
+        .iter()
+        .all(|s| (s.token as usize) < 512 && s.logprob.is_some() && s.top.len() == 3));
 }
 
 #[test]
@@ -538,13 +664,22 @@ fn sharded_index_loads_like_the_single_file() {
     let whole = SafeFile::read(&m.path("model.safetensors"));
     let names: Vec<String> = whole.header.keys().filter(|k| *k != "__metadata__").cloned().collect();
     let mut map = Map::new();
-    for (shard, file) in ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"].iter().enumerate() {
+    for (shard, file) in ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+        .iter()
+        .enumerate()
+    {
         let mut header = Map::new();
         let mut data = Vec::new();
-        for n in names.iter().filter(|n| (n.contains("layers.0.") || n.contains("embed")) == (shard == 0)) {
+        for n in names
+            .iter()
+            .filter(|n| (n.contains("layers.0.") || n.contains("embed")) == (shard == 0))
+        {
             let (b, e) = whole.offsets(n);
             let mut t = whole.header[n].as_object().unwrap().clone();
-            t.insert("data_offsets".into(), serde_json::json!([data.len(), data.len() + (e - b) as usize]));
+            t.insert(
+                "data_offsets".into(),
+                serde_json::json!([data.len(), data.len() + (e - b) as usize]),
+            );
             data.extend_from_slice(&whole.data[b as usize..e as usize]);
             header.insert(n.clone(), Value::Object(t));
             map.insert(n.clone(), Value::String(file.to_string()));
@@ -552,10 +687,26 @@ fn sharded_index_loads_like_the_single_file() {
         SafeFile { hlen: 0, header, data }.write(&m.path(file));
     }
     std::fs::remove_file(m.path("model.safetensors")).unwrap();
-    std::fs::write(m.path("model.safetensors.index.json"), serde_json::to_vec(&serde_json::json!({"metadata": {}, "weight_map": map})).unwrap()).unwrap();
+    std::fs::write(
+        m.path("model.safetensors.index.json"),
+        serde_json::to_vec(&serde_json::json!({"metadata": {}, "weight_map": map})).unwrap(),
+    )
+    .unwrap();
     let mut e = m.load(64).expect("sharded checkpoint loads");
-    let got: Vec<u32> = e.generate(&[1, 2, 3], 6, &mut greedy(), None, false, &mut |_| true).unwrap().iter().map(|s| s.token).collect();
+    let got: Vec<u32> = e
+        .generate(&[1, 2, 3], 6, &mut greedy(), None, false, &mut |_| true)
+        .unwrap()
+        .iter()
+        .map(|s| s.token)
+        .collect();
     let single = Model::new("single");
-    let want: Vec<u32> = single.load(64).unwrap().generate(&[1, 2, 3], 6, &mut greedy(), None, false, &mut |_| true).unwrap().iter().map(|s| s.token).collect();
+    let want: Vec<u32> = single
+        .load(64)
+        .unwrap()
+        .generate(&[1, 2, 3], 6, &mut greedy(), None, false, &mut |_| true)
+        .unwrap()
+        .iter()
+        .map(|s| s.token)
+        .collect();
     assert_eq!(got, want);
 }

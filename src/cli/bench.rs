@@ -59,20 +59,34 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let max_prefill = a.prefill.iter().copied().max().unwrap_or(0);
     let ctx = (max_prefill + 16).max(a.decode + 64);
     let (mut e, label) = match (&a.model, &a.shape) {
-        (Some(d), _) => (Engine::load(d, dev, ctx, &mut progress("loading weights"))?, d.display().to_string()),
+        (Some(d), _) => (
+            Engine::load(d, dev, ctx, &mut progress("loading weights"))?,
+            d.display().to_string(),
+        ),
         (None, Some(s)) => {
-            let cfg = shapes::shape(s).ok_or_else(|| Error::Other(format!("unknown shape `{s}` (known: {})", shapes::NAMES.join(", "))))?;
+            let cfg = shapes::shape(s)
+                .ok_or_else(|| Error::Other(format!("unknown shape `{s}` (known: {})", shapes::NAMES.join(", "))))?;
             let dt = match &a.quant {
-                Some(q) => DType::parse(q).filter(|d| d.is_quant()).ok_or_else(|| Error::Other(format!("--quant {q}: not a quantized type (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl)")))?,
-                None => DType::parse(&a.dtype).filter(|d| d.is_float()).ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?,
+                Some(q) => DType::parse(q).filter(|d| d.is_quant()).ok_or_else(|| {
+                    Error::Other(format!(
+                        "--quant {q}: not a quantized type (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl)"
+                    ))
+                })?,
+                None => DType::parse(&a.dtype)
+                    .filter(|d| d.is_float())
+                    .ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?,
             };
-            (Engine::random(cfg, dt, dev, ctx, &mut progress("random weights"))?, format!("{s} ({dt}, random weights)"))
+            (
+                Engine::random(cfg, dt, dev, ctx, &mut progress("random weights"))?,
+                format!("{s} ({dt}, random weights)"),
+            )
         }
         _ => return Err(Error::Other("give --model DIR or --shape NAME".into())),
     };
     let c = e.cfg.clone();
     let v = c.vocab_size as u64;
-    let ids = |n: usize, salt: u64| -> Vec<u32> { (0..n as u64).map(|i| ((i * 2654435761 + salt) % v) as u32).collect() };
+    let ids =
+        |n: usize, salt: u64| -> Vec<u32> { (0..n as u64).map(|i| ((i * 2654435761 + salt) % v) as u32).collect() };
     let mut sampler = Sampler::new(Sampling::default());
     // Decode: 16-token prompt, 8 warm-up steps, then `decode` timed steps (each: forward + argmax + 4-byte read-back).
     let mut cache = e.new_cache()?;
@@ -105,15 +119,24 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let bytes_per_tok = e.weights.decode_bytes() as f64 + kv_bytes;
     println!("wgllm bench: {label} on {dev_name}");
     if let Some(bw) = bw {
-        println!("  read bandwidth (probe, this run): {:.1} GB/s -> limit {:.0} tokens/s at {:.1} MB/token", bw / 1e9, bw / bytes_per_tok, bytes_per_tok / 1e6);
+        println!(
+            "  read bandwidth (probe, this run): {:.1} GB/s -> limit {:.0} tokens/s at {:.1} MB/token",
+            bw / 1e9,
+            bw / bytes_per_tok,
+            bytes_per_tok / 1e6
+        );
     }
     let frac = bw.map(|bw| decode_tps * bytes_per_tok / bw);
     println!(
         "  decode batch 1: {decode_tps:.1} tokens/s ({:.3} ms/token){}",
         1e3 / decode_tps,
-        frac.map(|f| format!(", {:.1}% of the bandwidth limit", 100.0 * f)).unwrap_or_default()
+        frac.map(|f| format!(", {:.1}% of the bandwidth limit", 100.0 * f))
+            .unwrap_or_default()
     );
-    println!("  CPU time recording a decode step: {record_ms:.3} ms; {} dispatches/step", dispatches_per_step(&e));
+    println!(
+        "  CPU time recording a decode step: {record_ms:.3} ms; {} dispatches/step",
+        dispatches_per_step(&e)
+    );
     let mut prefill = Vec::new();
     for &t in &a.prefill {
         if t + 1 > e.max_ctx {
@@ -160,13 +183,22 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         "prefill": prefill, "profile": prof,
     });
     if let Some(p) = &a.json {
-        std::fs::write(p, serde_json::to_string_pretty(&out).unwrap()).map_err(|er| Error::File { path: p.display().to_string(), detail: er.to_string() })?;
+        std::fs::write(p, serde_json::to_string_pretty(&out).unwrap()).map_err(|er| Error::File {
+            path: p.display().to_string(),
+            detail: er.to_string(),
+        })?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn profile_of_engine(what: &str, run: &mut dyn FnMut(&mut Engine) -> Result<f64>, eng: &mut Engine) -> Result<serde_json::Value> {
-    let Some(w) = eng.dev.as_wgpu() else { return Ok(json!(null)) };
+fn profile_of_engine(
+    what: &str,
+    run: &mut dyn FnMut(&mut Engine) -> Result<f64>,
+    eng: &mut Engine,
+) -> Result<serde_json::Value> {
+    let Some(w) = eng.dev.as_wgpu() else {
+        return Ok(json!(null));
+    };
     if !w.set_profiling(true)? {
         return Ok(json!("no timestamp queries on this adapter"));
     }
@@ -175,13 +207,24 @@ fn profile_of_engine(what: &str, run: &mut dyn FnMut(&mut Engine) -> Result<f64>
     let rows = w.profile();
     w.set_profiling(false)?;
     let gpu: f64 = rows.iter().map(|r| r.1).sum();
-    println!("  {what}: wall {:.3} ms (profiled), GPU kernel time {:.3} ms over {} dispatches", wall * 1e3, gpu / 1e6, rows.iter().map(|r| r.2).sum::<u64>());
+    println!(
+        "  {what}: wall {:.3} ms (profiled), GPU kernel time {:.3} ms over {} dispatches",
+        wall * 1e3,
+        gpu / 1e6,
+        rows.iter().map(|r| r.2).sum::<u64>()
+    );
     let mut sorted = rows.clone();
     sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
     for (name, ns, n) in &sorted {
-        println!("    {name:<16} {:>9.3} ms {:>5.1}%  {n:>5} dispatches", ns / 1e6, 100.0 * ns / gpu.max(1.0));
+        println!(
+            "    {name:<16} {:>9.3} ms {:>5.1}%  {n:>5} dispatches",
+            ns / 1e6,
+            100.0 * ns / gpu.max(1.0)
+        );
     }
-    Ok(json!({"wall_ms": wall * 1e3, "gpu_ms": gpu / 1e6, "kernels": sorted.iter().map(|(k, ns, n)| json!({"kernel": k, "ms": ns / 1e6, "dispatches": n})).collect::<Vec<_>>()}))
+    Ok(
+        json!({"wall_ms": wall * 1e3, "gpu_ms": gpu / 1e6, "kernels": sorted.iter().map(|(k, ns, n)| json!({"kernel": k, "ms": ns / 1e6, "dispatches": n})).collect::<Vec<_>>()}),
+    )
 }
 
 /// Dispatches one decode step records (wgpu only; 0 elsewhere).

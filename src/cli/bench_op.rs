@@ -53,9 +53,13 @@ fn weight_bytes(dt: DType, n: usize, k: usize) -> Vec<u8> {
 pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
     let op = a.op.as_deref().unwrap_or_default();
     if op != "linear" {
-        return Err(Error::Other(format!("--op {op}: only `linear` is benchmarked op by op")));
+        return Err(Error::Other(format!(
+            "--op {op}: only `linear` is benchmarked op by op"
+        )));
     }
-    let wd = DType::parse(dtype).filter(|d| d.is_float() || d.is_quant()).ok_or_else(|| Error::Other(format!("--dtype {dtype}: not a float or quantized dtype")))?;
+    let wd = DType::parse(dtype)
+        .filter(|d| d.is_float() || d.is_quant())
+        .ok_or_else(|| Error::Other(format!("--dtype {dtype}: not a float or quantized dtype")))?;
     let dev = pick_device(device)?;
     let (m, k, n) = (a.m, a.k, a.n);
     let bw = match dev.as_wgpu() {
@@ -67,7 +71,10 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
     let host = weight_bytes(wd, n, k);
     let x = dev.alloc(DType::F32, &[m, k])?;
     let mut r = Rng::new(7);
-    dev.upload(&x, &DType::F32.encode_f32(&(0..m * k).map(|_| r.normal() as f32).collect::<Vec<_>>()))?;
+    dev.upload(
+        &x,
+        &DType::F32.encode_f32(&(0..m * k).map(|_| r.normal() as f32).collect::<Vec<_>>()),
+    )?;
     let y = dev.alloc(DType::F32, &[m, n])?;
     let mut ws = Vec::with_capacity(copies);
     for _ in 0..copies {
@@ -93,18 +100,35 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
     dev.sync()?;
     let s = (if deferred { t1.elapsed() } else { t0.elapsed() }).as_secs_f64() / iters as f64;
     let gbs = wbytes as f64 / s / 1e9;
-    println!("wgllm bench --op linear: M{m} K{k} N{n} w {wd} ({wbytes} bytes, {copies} copies) x/y f32 on {}", dev.name());
-    println!("  {:.2} us per op, {:.1} GB/s of weight bytes, {:.2} TFLOP/s", s * 1e6, gbs, 2.0 * (m * k * n) as f64 / s / 1e12);
+    println!(
+        "wgllm bench --op linear: M{m} K{k} N{n} w {wd} ({wbytes} bytes, {copies} copies) x/y f32 on {}",
+        dev.name()
+    );
+    println!(
+        "  {:.2} us per op, {:.1} GB/s of weight bytes, {:.2} TFLOP/s",
+        s * 1e6,
+        gbs,
+        2.0 * (m * k * n) as f64 / s / 1e12
+    );
     if deferred {
         let r = (t1 - t0).as_secs_f64() / iters as f64;
         println!("  (GPU time: {iters} dispatches recorded first, {:.2} us per op of host recording not counted; recording plus GPU run one after the other: {:.2} us per op)", r * 1e6, (r + s) * 1e6);
     }
     if let Some(bw) = bw {
-        println!("  read bandwidth (probe, this run): {:.1} GB/s -> {:.1}% of it", bw / 1e9, 100.0 * gbs * 1e9 / bw);
+        println!(
+            "  read bandwidth (probe, this run): {:.1} GB/s -> {:.1}% of it",
+            bw / 1e9,
+            100.0 * gbs * 1e9 / bw
+        );
     }
-    if let Some((k, parts)) = kernel_time(dev.as_ref(), iters, &mut |i| dev.run(&Op::Linear, &[&x, &ws[i % copies]], &[&y]))? {
+    if let Some((k, parts)) = kernel_time(dev.as_ref(), iters, &mut |i| {
+        dev.run(&Op::Linear, &[&x, &ws[i % copies]], &[&y])
+    })? {
         let kgbs = wbytes as f64 / k / 1e9;
-        print!("  kernel time alone (timestamp queries, a pass a dispatch): {:.2} us per op, {kgbs:.1} GB/s", k * 1e6);
+        print!(
+            "  kernel time alone (timestamp queries, a pass a dispatch): {:.2} us per op, {kgbs:.1} GB/s",
+            k * 1e6
+        );
         match bw {
             Some(bw) => println!(" -> {:.1}% of the probe", 100.0 * kgbs * 1e9 / bw),
             None => println!(),
@@ -128,7 +152,11 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
 /// Mean GPU time of one op from timestamp queries (its dispatches alone, without the barriers
 /// and launches between dispatches), over `iters` runs of `run`, with each entry point's share;
 /// None where the device has no timestamp queries.
-fn kernel_time(dev: &dyn crate::backend::Backend, iters: usize, run: &mut dyn FnMut(usize) -> Result<()>) -> Result<Option<(f64, Vec<(String, f64)>)>> {
+fn kernel_time(
+    dev: &dyn crate::backend::Backend,
+    iters: usize,
+    run: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Option<(f64, Vec<(String, f64)>)>> {
     let Some(w) = dev.as_wgpu() else { return Ok(None) };
     if !w.set_profiling(true)? {
         return Ok(None);

@@ -34,7 +34,15 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
     println!("cpu  (host, reference backend: every op, every dtype)");
     for g in &gpus {
         let (i, c) = (&g.info, &g.caps);
-        println!("{}  ({}, {:?}, {:?}, driver {} {})", g.name(), i.name, i.backend, i.device_type, i.driver, i.driver_info);
+        println!(
+            "{}  ({}, {:?}, {:?}, driver {} {})",
+            g.name(),
+            i.name,
+            i.backend,
+            i.device_type,
+            i.driver,
+            i.driver_info
+        );
         println!(
             "    shader_f16={} subgroup={} (size {}..{}) timestamp_query={} cooperative_matrix={}",
             c.shader_f16, c.subgroup, c.subgroup_min, c.subgroup_max, c.timestamp_query, c.cooperative_matrix

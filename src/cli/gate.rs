@@ -31,7 +31,10 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
     let (mut pass, mut fail) = (0, 0);
     let paths = golden::manifests(&a.goldens);
     if paths.is_empty() {
-        println!("no manifests under {}: 0 passed, 1 failed, 0 skipped", a.goldens.display());
+        println!(
+            "no manifests under {}: 0 passed, 1 failed, 0 skipped",
+            a.goldens.display()
+        );
         return Ok(ExitCode::FAILURE);
     }
     for path in paths {
@@ -63,7 +66,11 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
             }
         };
         type Gate = fn(&golden::Manifest, &mut Engine) -> std::result::Result<String, String>;
-        let gates: [(&str, Option<Gate>); 3] = [("teacher_forced", Some(model_gate::teacher_forced)), ("hidden", Some(model_gate::hidden)), ("greedy", None)];
+        let gates: [(&str, Option<Gate>); 3] = [
+            ("teacher_forced", Some(model_gate::teacher_forced)),
+            ("hidden", Some(model_gate::hidden)),
+            ("greedy", None),
+        ];
         for (name, gate) in gates {
             let dev = pick_device(a.device.as_deref())?;
             let dn = dev.name();
@@ -76,7 +83,11 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
             match r {
                 Ok(s) => {
                     pass += 1;
-                    println!("model::{}::{name}::{dn}  pass  {s} ({:.2}s)", m.case, t0.elapsed().as_secs_f64());
+                    println!(
+                        "model::{}::{name}::{dn}  pass  {s} ({:.2}s)",
+                        m.case,
+                        t0.elapsed().as_secs_f64()
+                    );
                 }
                 Err(er) => {
                     fail += 1;
@@ -86,5 +97,9 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
         }
     }
     println!("{pass} passed, {fail} failed, 0 skipped");
-    Ok(if fail > 0 || pass == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if fail > 0 || pass == 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

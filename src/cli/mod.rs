@@ -10,7 +10,11 @@ mod run;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "wgllm", version, about = "LLM inference on any GPU (WGSL through wgpu), checked op by op against a CPU reference")]
+#[command(
+    name = "wgllm",
+    version,
+    about = "LLM inference on any GPU (WGSL through wgpu), checked op by op against a CPU reference"
+)]
 pub struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

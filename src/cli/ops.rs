@@ -21,7 +21,11 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
             continue;
         }
         let mut cells: Vec<(String, Support)> = devices.iter().map(|d| (d.name(), d.supports(&desc))).collect();
-        cells.extend(absent.iter().map(|(b, why)| (b.clone(), Support::No(format!("absent: {why}")))));
+        cells.extend(
+            absent
+                .iter()
+                .map(|(b, why)| (b.clone(), Support::No(format!("absent: {why}")))),
+        );
         rows.push((desc.op.name(), label, cells));
     }
     if as_json {
@@ -30,19 +34,34 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
             .map(|(op, label, cells)| {
                 let support: serde_json::Map<String, serde_json::Value> = cells
                     .iter()
-                    .map(|(d, s)| (d.clone(), match s { Support::Yes => json!("yes"), Support::No(r) => json!({"no": r}) }))
+                    .map(|(d, s)| {
+                        (
+                            d.clone(),
+                            match s {
+                                Support::Yes => json!("yes"),
+                                Support::No(r) => json!({"no": r}),
+                            },
+                        )
+                    })
                     .collect();
                 json!({"op": op, "dtypes": label, "support": support})
             })
             .collect();
         let mut names: Vec<String> = devices.iter().map(|d| d.name()).collect();
         names.extend(absent.iter().map(|(b, _)| b.clone()));
-        println!("{}", serde_json::to_string_pretty(&json!({"devices": names, "ops": ops})).unwrap());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"devices": names, "ops": ops})).unwrap()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let w = rows.iter().map(|r| r.1.len()).max().unwrap_or(10);
     print!("{:w$}", "op(dtypes)");
-    for d in devices.iter().map(|d| d.name()).chain(absent.iter().map(|(b, _)| b.clone())) {
+    for d in devices
+        .iter()
+        .map(|d| d.name())
+        .chain(absent.iter().map(|(b, _)| b.clone()))
+    {
         print!("  {:>16}", d);
     }
     println!();

@@ -57,7 +57,10 @@ pub struct RunArgs {
 
 pub fn pick_device(spec: Option<&str>) -> Result<Box<dyn Backend>> {
     match spec {
-        Some(s) => select_devices(s)?.into_iter().next().ok_or_else(|| Error::NoDevice(s.into())),
+        Some(s) => select_devices(s)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::NoDevice(s.into())),
         None => {
             let mut gpus = select_devices("gpu")?;
             if gpus.is_empty() {
@@ -92,7 +95,10 @@ pub fn progress(label: &str) -> impl FnMut(usize, usize) + '_ {
 fn parse_ids(s: &str) -> Result<Vec<u32>> {
     s.split(|c: char| c == ',' || c.is_whitespace())
         .filter(|t| !t.is_empty())
-        .map(|t| t.parse::<u32>().map_err(|_| Error::Other(format!("--tokens: `{t}` is not a token id"))))
+        .map(|t| {
+            t.parse::<u32>()
+                .map_err(|_| Error::Other(format!("--tokens: `{t}` is not a token id")))
+        })
         .collect()
 }
 
@@ -109,14 +115,35 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let tok = e.tokenizer.as_ref();
     let prompt: Vec<u32> = match (&a.prompt, &a.chat, &a.tokens) {
         (_, _, Some(ids)) => parse_ids(ids)?,
-        (Some(p), _, _) => tok.ok_or_else(|| Error::Other(format!("{}: no tokenizer.json; give the prompt with --tokens", dir.display())))?.encode_prompt(p)?,
+        (Some(p), _, _) => tok
+            .ok_or_else(|| {
+                Error::Other(format!(
+                    "{}: no tokenizer.json; give the prompt with --tokens",
+                    dir.display()
+                ))
+            })?
+            .encode_prompt(p)?,
         (_, Some(c), _) => {
-            let t = tok.ok_or_else(|| Error::Other(format!("{}: no tokenizer.json; give the prompt with --tokens", dir.display())))?;
+            let t = tok.ok_or_else(|| {
+                Error::Other(format!(
+                    "{}: no tokenizer.json; give the prompt with --tokens",
+                    dir.display()
+                ))
+            })?;
             t.encode_prompt(&t.apply_chat(c)?)?
         }
-        _ => return Err(Error::Other("give a prompt: --prompt TEXT, --chat TEXT or --tokens IDS".into())),
+        _ => {
+            return Err(Error::Other(
+                "give a prompt: --prompt TEXT, --chat TEXT or --tokens IDS".into(),
+            ))
+        }
     };
-    let mut sampler = Sampler::new(Sampling { temperature: a.temperature, top_k: a.top_k, top_p: a.top_p, seed: a.seed });
+    let mut sampler = Sampler::new(Sampling {
+        temperature: a.temperature,
+        top_k: a.top_k,
+        top_p: a.top_p,
+        seed: a.seed,
+    });
     let want_lp = if a.json { Some(a.logprobs.unwrap_or(0)) } else { None };
     let mut ids: Vec<u32> = Vec::new();
     let mut printed = String::new();
@@ -153,7 +180,11 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let prefill_s = (first - t1).as_secs_f64();
     let decode_n = steps.len().saturating_sub(1);
     let decode_s = (t_end - first).as_secs_f64();
-    let decode_tps = if decode_n > 0 && decode_s > 0.0 { decode_n as f64 / decode_s } else { 0.0 };
+    let decode_tps = if decode_n > 0 && decode_s > 0.0 {
+        decode_n as f64 / decode_s
+    } else {
+        0.0
+    };
     if a.json {
         let out = serde_json::json!({
             "model": dir.display().to_string(),

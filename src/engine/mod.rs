@@ -4,11 +4,11 @@ pub mod sampler;
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::model::config::Config;
 use crate::model::arch::{self, Cache, Weights, Workspace};
-use crate::model::qwen3::{Logits, Source};
+use crate::model::config::Config;
 use crate::model::gguf::Gguf;
 use crate::model::gguf_config::config_from_gguf;
+use crate::model::qwen3::{Logits, Source};
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
 use crate::op::Op;
@@ -36,7 +36,12 @@ pub struct Step {
 
 impl Engine {
     /// Loads a Hugging Face model directory, or a GGUF file, onto `dev`.
-    pub fn load(dir: &Path, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+    pub fn load(
+        dir: &Path,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
         if dir.is_file() || dir.extension().is_some_and(|e| e == "gguf") {
             return Self::load_gguf(dir, dev, max_ctx, progress);
         }
@@ -48,8 +53,14 @@ impl Engine {
         let mut eos = cfg.eos_token_ids.clone();
         let gen = dir.join("generation_config.json");
         if let Ok(text) = std::fs::read_to_string(&gen) {
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File { path: gen.display().to_string(), detail: format!("not valid JSON: {e}") })?;
-            let bad = |x: &serde_json::Value| Error::File { path: gen.display().to_string(), detail: format!("field `eos_token_id`: expected token ids, got {x}") };
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File {
+                path: gen.display().to_string(),
+                detail: format!("not valid JSON: {e}"),
+            })?;
+            let bad = |x: &serde_json::Value| Error::File {
+                path: gen.display().to_string(),
+                detail: format!("field `eos_token_id`: expected token ids, got {x}"),
+            };
             let id = |x: &serde_json::Value| x.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad(x));
             match v.get("eos_token_id") {
                 None | Some(serde_json::Value::Null) => {}
@@ -63,24 +74,69 @@ impl Engine {
         }
         eos.sort();
         eos.dedup();
-        Ok(Engine { cfg, weights, dev, tokenizer, eos, max_ctx, workspaces: HashMap::new() })
+        Ok(Engine {
+            cfg,
+            weights,
+            dev,
+            tokenizer,
+            eos,
+            max_ctx,
+            workspaces: HashMap::new(),
+        })
     }
 
     /// Loads a GGUF file: config from its metadata, its tokenizer and chat template, its weights
     /// (quantized blocks stay quantized on the device).
-    pub fn load_gguf(path: &Path, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+    pub fn load_gguf(
+        path: &Path,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
         let g = Gguf::open(path)?;
         let cfg = config_from_gguf(&g)?;
-        let tokenizer = if g.meta("tokenizer.ggml.model").is_some() { Some(Tokenizer::from_gguf(&g)?) } else { None };
+        let tokenizer = if g.meta("tokenizer.ggml.model").is_some() {
+            Some(Tokenizer::from_gguf(&g)?)
+        } else {
+            None
+        };
         let max_ctx = max_ctx.min(cfg.max_position_embeddings);
         let weights = Weights::load(&cfg, &Source::Gguf(&g), dev.as_ref(), max_ctx, progress)?;
-        Ok(Engine { eos: cfg.eos_token_ids.clone(), cfg, weights, dev, tokenizer, max_ctx, workspaces: HashMap::new() })
+        Ok(Engine {
+            eos: cfg.eos_token_ids.clone(),
+            cfg,
+            weights,
+            dev,
+            tokenizer,
+            max_ctx,
+            workspaces: HashMap::new(),
+        })
     }
 
     /// Random weights of a named shape (benchmarks).
-    pub fn random(cfg: Config, dtype: DType, dev: Box<dyn Backend>, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
-        let weights = Weights::load(&cfg, &Source::Random { dtype, seed: 1 }, dev.as_ref(), max_ctx, progress)?;
-        Ok(Engine { eos: cfg.eos_token_ids.clone(), cfg, weights, dev, tokenizer: None, max_ctx, workspaces: HashMap::new() })
+    pub fn random(
+        cfg: Config,
+        dtype: DType,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
+        let weights = Weights::load(
+            &cfg,
+            &Source::Random { dtype, seed: 1 },
+            dev.as_ref(),
+            max_ctx,
+            progress,
+        )?;
+        Ok(Engine {
+            eos: cfg.eos_token_ids.clone(),
+            cfg,
+            weights,
+            dev,
+            tokenizer: None,
+            max_ctx,
+            workspaces: HashMap::new(),
+        })
     }
 
     pub fn new_cache(&self) -> Result<Cache> {
@@ -101,7 +157,13 @@ impl Engine {
     }
 
     /// Records a forward over `ids` at the cache's current length; logits stay on the device.
-    pub fn forward(&mut self, cache: &mut Cache, ids: &[u32], which: Logits, hidden: &mut dyn FnMut(usize, &dyn Backend, &crate::Tensor) -> Result<()>) -> Result<()> {
+    pub fn forward(
+        &mut self,
+        cache: &mut Cache,
+        ids: &[u32],
+        which: Logits,
+        hidden: &mut dyn FnMut(usize, &dyn Backend, &crate::Tensor) -> Result<()>,
+    ) -> Result<()> {
         if ids.is_empty() {
             return Err(Error::Other("empty prompt: give at least one token".into()));
         }
@@ -114,7 +176,10 @@ impl Engine {
             )));
         }
         if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.cfg.vocab_size) {
-            return Err(Error::Other(format!("token id {bad} is outside the vocabulary of {}", self.cfg.vocab_size)));
+            return Err(Error::Other(format!(
+                "token id {bad} is outside the vocabulary of {}",
+                self.cfg.vocab_size
+            )));
         }
         let t = ids.len();
         self.workspace(t)?;
@@ -139,12 +204,20 @@ impl Engine {
             let row = ws.logits().view(0, &[1, self.cfg.vocab_size])?;
             self.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
             let b = self.dev.download(ws.next())?;
-            return Ok(Step { token: u32::from_le_bytes(b[..4].try_into().unwrap()), logprob: None, top: vec![] });
+            return Ok(Step {
+                token: u32::from_le_bytes(b[..4].try_into().unwrap()),
+                logprob: None,
+                top: vec![],
+            });
         }
         let logits = self.logits(t, 1)?;
         let token = sampler.sample(&logits);
         let lp = log_softmax(&logits);
-        Ok(Step { token, logprob: Some(lp[token as usize]), top: logprobs.map(|k| top_logprobs(&lp, k)).unwrap_or_default() })
+        Ok(Step {
+            token,
+            logprob: Some(lp[token as usize]),
+            top: logprobs.map(|k| top_logprobs(&lp, k)).unwrap_or_default(),
+        })
     }
 
     /// Greedy decode on wgpu with the token never leaving the device between steps: step i+1's
@@ -178,13 +251,26 @@ impl Engine {
         while let Some(rb) = pending.pop_front() {
             if recorded < n {
                 let ws = &self.workspaces[&1];
-                arch::forward(&self.cfg, &self.weights, self.dev.as_ref(), ws, &prev, &mut cache, Logits::Last, &mut |_, _, _| Ok(()))?;
+                arch::forward(
+                    &self.cfg,
+                    &self.weights,
+                    self.dev.as_ref(),
+                    ws,
+                    &prev,
+                    &mut cache,
+                    Logits::Last,
+                    &mut |_, _, _| Ok(()),
+                )?;
                 prev = argmax(self, 1)?;
                 pending.push_back(w.submit_readback(&prev)?);
                 recorded += 1;
             }
             let b = rb.wait(w)?;
-            let s = Step { token: u32::from_le_bytes(b[..4].try_into().unwrap()), logprob: None, top: vec![] };
+            let s = Step {
+                token: u32::from_le_bytes(b[..4].try_into().unwrap()),
+                logprob: None,
+                top: vec![],
+            };
             let tok = s.token;
             let go_on = on_token(&s);
             steps.push(s);

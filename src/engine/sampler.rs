@@ -12,7 +12,12 @@ pub struct Sampling {
 
 impl Default for Sampling {
     fn default() -> Self {
-        Sampling { temperature: 0.0, top_k: 0, top_p: 1.0, seed: 0 }
+        Sampling {
+            temperature: 0.0,
+            top_k: 0,
+            top_p: 1.0,
+            seed: 0,
+        }
     }
 }
 
@@ -32,7 +37,12 @@ pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
 /// The k best (id, logprob), descending, ties to the lower id.
 pub fn top_logprobs(lp: &[f64], k: usize) -> Vec<(u32, f64)> {
     let mut idx: Vec<usize> = (0..lp.len()).collect();
-    idx.sort_by(|&a, &b| lp[b].partial_cmp(&lp[a]).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+    idx.sort_by(|&a, &b| {
+        lp[b]
+            .partial_cmp(&lp[a])
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
     idx.into_iter().take(k).map(|i| (i as u32, lp[i])).collect()
 }
 
@@ -56,7 +66,11 @@ impl Sampler {
         }
         let scaled: Vec<f32> = logits.iter().map(|l| l / self.cfg.temperature).collect();
         let lp = log_softmax(&scaled);
-        let k = if self.cfg.top_k == 0 { lp.len() } else { self.cfg.top_k.min(lp.len()) };
+        let k = if self.cfg.top_k == 0 {
+            lp.len()
+        } else {
+            self.cfg.top_k.min(lp.len())
+        };
         let cands = top_logprobs(&lp, k);
         let mut kept = Vec::new();
         let mut mass = 0.0;
@@ -85,13 +99,26 @@ mod tests {
     #[test]
     fn top_k_one_is_greedy_and_seed_repeats() {
         let logits = [0.1f32, 2.0, 1.9, -1.0];
-        let mut s = Sampler::new(Sampling { temperature: 1.0, top_k: 1, top_p: 1.0, seed: 3 });
+        let mut s = Sampler::new(Sampling {
+            temperature: 1.0,
+            top_k: 1,
+            top_p: 1.0,
+            seed: 3,
+        });
         assert_eq!(s.sample(&logits), 1);
         let draw = |seed| {
-            let mut s = Sampler::new(Sampling { temperature: 1.0, top_k: 0, top_p: 0.9, seed });
+            let mut s = Sampler::new(Sampling {
+                temperature: 1.0,
+                top_k: 0,
+                top_p: 0.9,
+                seed,
+            });
             (0..20).map(|_| s.sample(&logits)).collect::<Vec<_>>()
         };
         assert_eq!(draw(7), draw(7));
-        assert!(draw(7).iter().all(|&t| t == 1 || t == 2 || t == 0), "top-p 0.9 keeps the head");
+        assert!(
+            draw(7).iter().all(|&t| t == 1 || t == 2 || t == 0),
+            "top-p 0.9 keeps the head"
+        );
     }
 }

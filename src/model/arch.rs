@@ -31,7 +31,13 @@ fn is_hybrid(c: &Config) -> bool {
 
 impl Weights {
     /// Checks every expected tensor against config.json, then uploads the weights to `dev`.
-    pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
+    pub fn load(
+        c: &Config,
+        src: &Source,
+        dev: &dyn Backend,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Weights> {
         Ok(if is_hybrid(c) {
             Weights::Qwen3_5(qwen3_5::Weights::load(c, src, dev, max_ctx, progress)?)
         } else {
@@ -49,7 +55,11 @@ impl Weights {
 
 impl Cache {
     pub fn new(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<Cache> {
-        Ok(if is_hybrid(c) { Cache::Qwen3_5(qwen3_5::Cache::new(c, dev, capacity)?) } else { Cache::Qwen3(qwen3::KvCache::new(c, dev, capacity)?) })
+        Ok(if is_hybrid(c) {
+            Cache::Qwen3_5(qwen3_5::Cache::new(c, dev, capacity)?)
+        } else {
+            Cache::Qwen3(qwen3::KvCache::new(c, dev, capacity)?)
+        })
     }
     /// Tokens seen.
     pub fn len(&self) -> usize {
@@ -71,7 +81,11 @@ impl Cache {
 
 impl Workspace {
     pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
-        Ok(if is_hybrid(c) { Workspace::Qwen3_5(qwen3_5::Workspace::new(c, dev, t)?) } else { Workspace::Qwen3(qwen3::Workspace::new(c, dev, t)?) })
+        Ok(if is_hybrid(c) {
+            Workspace::Qwen3_5(qwen3_5::Workspace::new(c, dev, t)?)
+        } else {
+            Workspace::Qwen3(qwen3::Workspace::new(c, dev, t)?)
+        })
     }
     /// The token-id upload slot [T] (u32).
     pub fn ids(&self) -> &Tensor {
@@ -110,9 +124,15 @@ pub fn forward(
     hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
 ) -> Result<()> {
     match (w, ws, cache) {
-        (Weights::Qwen3(w), Workspace::Qwen3(ws), Cache::Qwen3(k)) => qwen3::forward(c, w, dev, ws, ids, k, which, hidden),
-        (Weights::Qwen3_5(w), Workspace::Qwen3_5(ws), Cache::Qwen3_5(k)) => qwen3_5::forward(c, w, dev, ws, ids, k, which, hidden),
-        _ => Err(Error::Other("forward: the weights, workspace and cache belong to different model families".into())),
+        (Weights::Qwen3(w), Workspace::Qwen3(ws), Cache::Qwen3(k)) => {
+            qwen3::forward(c, w, dev, ws, ids, k, which, hidden)
+        }
+        (Weights::Qwen3_5(w), Workspace::Qwen3_5(ws), Cache::Qwen3_5(k)) => {
+            qwen3_5::forward(c, w, dev, ws, ids, k, which, hidden)
+        }
+        _ => Err(Error::Other(
+            "forward: the weights, workspace and cache belong to different model families".into(),
+        )),
     }
 }
 
@@ -124,7 +144,11 @@ pub fn state_bytes_per_token(c: &Config, ctx: f64) -> f64 {
     match &c.hybrid {
         None => 2.0 * c.num_hidden_layers as f64 * ctx * kv_row,
         Some(h) => {
-            let full = h.layer_types.iter().filter(|t| **t == super::config::LayerType::Full).count() as f64;
+            let full = h
+                .layer_types
+                .iter()
+                .filter(|t| **t == super::config::LayerType::Full)
+                .count() as f64;
             let linear = h.layer_types.len() as f64 - full;
             let rec = (h.linear_num_value_heads * h.linear_key_head_dim * h.linear_value_head_dim * 4) as f64;
             let conv = ((h.linear_conv_kernel_dim - 1) * h.conv_dim() * 4) as f64;

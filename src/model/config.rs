@@ -42,7 +42,8 @@ pub struct HybridConfig {
 impl HybridConfig {
     /// Channels of the linear-attention conv: [q (nk*dk) | k (nk*dk) | v (nv*dv)].
     pub fn conv_dim(&self) -> usize {
-        2 * self.linear_num_key_heads * self.linear_key_head_dim + self.linear_num_value_heads * self.linear_value_head_dim
+        2 * self.linear_num_key_heads * self.linear_key_head_dim
+            + self.linear_num_value_heads * self.linear_value_head_dim
     }
     pub fn value_dim(&self) -> usize {
         self.linear_num_value_heads * self.linear_value_head_dim
@@ -80,12 +81,19 @@ struct Fields<'a> {
 
 impl Fields<'_> {
     fn err(&self, field: &str, detail: &str) -> Error {
-        Error::File { path: self.path.clone(), detail: format!("field `{field}`: {detail}") }
+        Error::File {
+            path: self.path.clone(),
+            detail: format!("field `{field}`: {detail}"),
+        }
     }
     fn usize(&self, field: &str) -> Result<usize> {
         match self.v.get(field) {
             None => Err(self.err(field, "missing")),
-            Some(x) => x.as_u64().filter(|&n| n > 0).map(|n| n as usize).ok_or_else(|| self.err(field, &format!("expected a positive integer, got {x}"))),
+            Some(x) => x
+                .as_u64()
+                .filter(|&n| n > 0)
+                .map(|n| n as usize)
+                .ok_or_else(|| self.err(field, &format!("expected a positive integer, got {x}"))),
         }
     }
     fn opt_usize(&self, field: &str) -> Result<Option<usize>> {
@@ -97,7 +105,10 @@ impl Fields<'_> {
     fn f64(&self, field: &str) -> Result<f64> {
         match self.v.get(field) {
             None => Err(self.err(field, "missing")),
-            Some(x) => x.as_f64().filter(|f| f.is_finite() && *f > 0.0).ok_or_else(|| self.err(field, &format!("expected a positive number, got {x}"))),
+            Some(x) => x
+                .as_f64()
+                .filter(|f| f.is_finite() && *f > 0.0)
+                .ok_or_else(|| self.err(field, &format!("expected a positive number, got {x}"))),
         }
     }
     fn id(x: &Value) -> Option<u32> {
@@ -107,8 +118,13 @@ impl Fields<'_> {
         match self.v.get(field) {
             None | Some(Value::Null) => Ok(vec![]),
             // u32::try_from: an id past u32 is refused, not wrapped onto another token
-            Some(x @ Value::Number(_)) => Self::id(x).map(|x| vec![x]).ok_or_else(|| self.err(field, &format!("expected a token id, got {x}"))),
-            Some(Value::Array(a)) => a.iter().map(|x| Self::id(x).ok_or_else(|| self.err(field, &format!("expected token ids, got {x}")))).collect(),
+            Some(x @ Value::Number(_)) => Self::id(x)
+                .map(|x| vec![x])
+                .ok_or_else(|| self.err(field, &format!("expected a token id, got {x}"))),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| Self::id(x).ok_or_else(|| self.err(field, &format!("expected token ids, got {x}"))))
+                .collect(),
             Some(x) => Err(self.err(field, &format!("expected a token id or a list, got {x}"))),
         }
     }
@@ -117,44 +133,86 @@ impl Fields<'_> {
 impl Config {
     pub fn from_file(path: &Path) -> Result<Config> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| Error::File { path: p.clone(), detail: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::File {
+            path: p.clone(),
+            detail: e.to_string(),
+        })?;
         Self::parse(&text, &p)
     }
 
     pub fn parse(text: &str, path: &str) -> Result<Config> {
-        let v: Value = serde_json::from_str(text).map_err(|e| Error::File { path: path.into(), detail: format!("not valid JSON: {e}") })?;
+        let v: Value = serde_json::from_str(text).map_err(|e| Error::File {
+            path: path.into(),
+            detail: format!("not valid JSON: {e}"),
+        })?;
         if !v.is_object() {
-            return Err(Error::File { path: path.into(), detail: "expected a JSON object".into() });
+            return Err(Error::File {
+                path: path.into(),
+                detail: "expected a JSON object".into(),
+            });
         }
-        let top = Fields { v: &v, path: path.into() };
-        let model_type = v.get("model_type").and_then(|x| x.as_str()).ok_or_else(|| top.err("model_type", "missing or not a string"))?.to_string();
+        let top = Fields {
+            v: &v,
+            path: path.into(),
+        };
+        let model_type = v
+            .get("model_type")
+            .and_then(|x| x.as_str())
+            .ok_or_else(|| top.err("model_type", "missing or not a string"))?
+            .to_string();
         if !KNOWN_MODEL_TYPES.contains(&model_type.as_str()) {
-            return Err(top.err("model_type", &format!("unknown architecture `{model_type}` (this build knows: {})", KNOWN_MODEL_TYPES.join(", "))));
+            return Err(top.err(
+                "model_type",
+                &format!(
+                    "unknown architecture `{model_type}` (this build knows: {})",
+                    KNOWN_MODEL_TYPES.join(", ")
+                ),
+            ));
         }
         // the vision-language wrapper: the text model's fields live in text_config
         let text = if model_type == "qwen3_5" {
-            let tc = v.get("text_config").filter(|t| t.is_object()).ok_or_else(|| top.err("text_config", "missing or not an object (model_type qwen3_5)"))?;
+            let tc = v
+                .get("text_config")
+                .filter(|t| t.is_object())
+                .ok_or_else(|| top.err("text_config", "missing or not an object (model_type qwen3_5)"))?;
             if let Some(mt) = tc.get("model_type").filter(|m| m.as_str() != Some("qwen3_5_text")) {
-                return Err(top.err("text_config.model_type", &format!("expected \"qwen3_5_text\", got {mt}")));
+                return Err(top.err(
+                    "text_config.model_type",
+                    &format!("expected \"qwen3_5_text\", got {mt}"),
+                ));
             }
             tc
         } else {
             &v
         };
-        let f = Fields { v: text, path: if model_type == "qwen3_5" { format!("{path} (text_config)") } else { path.into() } };
+        let f = Fields {
+            v: text,
+            path: if model_type == "qwen3_5" {
+                format!("{path} (text_config)")
+            } else {
+                path.into()
+            },
+        };
         let v = text;
         let hidden_size = f.usize("hidden_size")?;
         let num_attention_heads = f.usize("num_attention_heads")?;
         let num_key_value_heads = f.opt_usize("num_key_value_heads")?.unwrap_or(num_attention_heads);
         if num_attention_heads % num_key_value_heads != 0 {
-            return Err(f.err("num_key_value_heads", &format!("{num_key_value_heads} does not divide num_attention_heads {num_attention_heads}")));
+            return Err(f.err(
+                "num_key_value_heads",
+                &format!("{num_key_value_heads} does not divide num_attention_heads {num_attention_heads}"),
+            ));
         }
         let head_dim = f.opt_usize("head_dim")?.unwrap_or(hidden_size / num_attention_heads);
         // rope_theta: top level (older configs) or inside rope_parameters (transformers 5)
         let rope_theta = if v.get("rope_theta").is_some() {
             f.f64("rope_theta")?
         } else if let Some(rp) = v.get("rope_parameters") {
-            Fields { v: rp, path: format!("{path} (rope_parameters)") }.f64("rope_theta")?
+            Fields {
+                v: rp,
+                path: format!("{path} (rope_parameters)"),
+            }
+            .f64("rope_theta")?
         } else {
             return Err(f.err("rope_theta", "missing (looked at the top level and in rope_parameters)"));
         };
@@ -173,7 +231,11 @@ impl Config {
             eos_token_ids = top.ids("eos_token_id")?;
         }
         let num_hidden_layers = f.usize("num_hidden_layers")?;
-        let hybrid = if model_type == "qwen3" || model_type == "llama" { None } else { Some(hybrid(&f, num_hidden_layers, head_dim)?) };
+        let hybrid = if model_type == "qwen3" || model_type == "llama" {
+            None
+        } else {
+            Some(hybrid(&f, num_hidden_layers, head_dim)?)
+        };
         if model_type == "llama" {
             for b in ["attention_bias", "mlp_bias"] {
                 if v.get(b).is_some_and(|x| x.as_bool() == Some(true)) {
@@ -207,15 +269,27 @@ impl Config {
 /// rope_scaling (or transformers 5's rope_parameters): "default" / absent, or "llama3". Other
 /// scalings (linear, yarn, dynamic ...) are refused by name rather than run wrongly.
 fn rope_scaling(f: &Fields, path: &str) -> Result<Option<Llama3Rope>> {
-    let rs = match f.v.get("rope_scaling").filter(|x| !x.is_null()).or(f.v.get("rope_parameters")) {
+    let rs = match f
+        .v
+        .get("rope_scaling")
+        .filter(|x| !x.is_null())
+        .or(f.v.get("rope_parameters"))
+    {
         None | Some(Value::Null) => return Ok(None),
         Some(x) => x,
     };
-    let kind = rs.get("rope_type").or(rs.get("type")).and_then(|t| t.as_str()).unwrap_or("default");
+    let kind = rs
+        .get("rope_type")
+        .or(rs.get("type"))
+        .and_then(|t| t.as_str())
+        .unwrap_or("default");
     match kind {
         "default" => Ok(None),
         "llama3" => {
-            let g = Fields { v: rs, path: format!("{path} (rope_scaling)") };
+            let g = Fields {
+                v: rs,
+                path: format!("{path} (rope_scaling)"),
+            };
             let r = Llama3Rope {
                 factor: g.f64("factor")?,
                 low_freq_factor: g.f64("low_freq_factor")?,
@@ -227,7 +301,10 @@ fn rope_scaling(f: &Fields, path: &str) -> Result<Option<Llama3Rope>> {
             }
             Ok(Some(r))
         }
-        other => Err(f.err("rope_scaling", &format!("rope_type `{other}` is not implemented (known: default, llama3)"))),
+        other => Err(f.err(
+            "rope_scaling",
+            &format!("rope_type `{other}` is not implemented (known: default, llama3)"),
+        )),
     }
 }
 
@@ -238,13 +315,17 @@ pub fn rope_inv_freq(theta: f64, rotary_dim: usize, scaling: Option<&Llama3Rope>
             let inv = theta.powf(-(2.0 * i as f64) / rotary_dim as f64);
             let Some(s) = scaling else { return inv };
             let wavelen = 2.0 * std::f64::consts::PI / inv;
-            let (low_wl, high_wl) = (s.original_max_position_embeddings / s.low_freq_factor, s.original_max_position_embeddings / s.high_freq_factor);
+            let (low_wl, high_wl) = (
+                s.original_max_position_embeddings / s.low_freq_factor,
+                s.original_max_position_embeddings / s.high_freq_factor,
+            );
             if wavelen < high_wl {
                 inv
             } else if wavelen > low_wl {
                 inv / s.factor
             } else {
-                let smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+                let smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor)
+                    / (s.high_freq_factor - s.low_freq_factor);
                 (1.0 - smooth) * inv / s.factor + smooth * inv
             }
         })
@@ -258,35 +339,64 @@ fn hybrid(f: &Fields, layers: usize, head_dim: usize) -> Result<HybridConfig> {
     let layer_types = match v.get("layer_types") {
         Some(Value::Array(a)) => {
             if a.len() != layers {
-                return Err(f.err("layer_types", &format!("{} entries for num_hidden_layers {layers}", a.len())));
+                return Err(f.err(
+                    "layer_types",
+                    &format!("{} entries for num_hidden_layers {layers}", a.len()),
+                ));
             }
             a.iter()
                 .map(|x| match x.as_str() {
                     Some("linear_attention") => Ok(LayerType::Linear),
                     Some("full_attention") => Ok(LayerType::Full),
-                    _ => Err(f.err("layer_types", &format!("expected \"linear_attention\" or \"full_attention\", got {x}"))),
+                    _ => Err(f.err(
+                        "layer_types",
+                        &format!("expected \"linear_attention\" or \"full_attention\", got {x}"),
+                    )),
                 })
                 .collect::<Result<Vec<_>>>()?
         }
         None | Some(Value::Null) => {
             // transformers' default: every full_attention_interval-th layer is full attention
             let every = f.opt_usize("full_attention_interval")?.unwrap_or(4);
-            (0..layers).map(|i| if (i + 1) % every == 0 { LayerType::Full } else { LayerType::Linear }).collect()
+            (0..layers)
+                .map(|i| {
+                    if (i + 1) % every == 0 {
+                        LayerType::Full
+                    } else {
+                        LayerType::Linear
+                    }
+                })
+                .collect()
         }
         Some(x) => return Err(f.err("layer_types", &format!("expected a list, got {x}"))),
     };
     if let Some(g) = v.get("attn_output_gate") {
         if g.as_bool() != Some(true) {
-            return Err(f.err("attn_output_gate", &format!("only the output-gated attention of Qwen3.5 is implemented, got {g}")));
+            return Err(f.err(
+                "attn_output_gate",
+                &format!("only the output-gated attention of Qwen3.5 is implemented, got {g}"),
+            ));
         }
     }
-    let factor = match v.get("rope_parameters").and_then(|rp| rp.get("partial_rotary_factor")).or(v.get("partial_rotary_factor")) {
+    let factor = match v
+        .get("rope_parameters")
+        .and_then(|rp| rp.get("partial_rotary_factor"))
+        .or(v.get("partial_rotary_factor"))
+    {
         None | Some(Value::Null) => 1.0,
-        Some(x) => x.as_f64().filter(|p| *p > 0.0 && *p <= 1.0).ok_or_else(|| f.err("partial_rotary_factor", &format!("expected a number in (0, 1], got {x}")))?,
+        Some(x) => x.as_f64().filter(|p| *p > 0.0 && *p <= 1.0).ok_or_else(|| {
+            f.err(
+                "partial_rotary_factor",
+                &format!("expected a number in (0, 1], got {x}"),
+            )
+        })?,
     };
     let rotary_dim = (head_dim as f64 * factor) as usize;
     if rotary_dim == 0 || rotary_dim % 2 != 0 {
-        return Err(f.err("partial_rotary_factor", &format!("{factor} of head_dim {head_dim} gives {rotary_dim} rotary dims (must be even and > 0)")));
+        return Err(f.err(
+            "partial_rotary_factor",
+            &format!("{factor} of head_dim {head_dim} gives {rotary_dim} rotary dims (must be even and > 0)"),
+        ));
     }
     let h = HybridConfig {
         layer_types,
@@ -300,11 +410,17 @@ fn hybrid(f: &Fields, layers: usize, head_dim: usize) -> Result<HybridConfig> {
     if h.linear_num_value_heads % h.linear_num_key_heads != 0 {
         return Err(f.err(
             "linear_num_value_heads",
-            &format!("{} is not a multiple of linear_num_key_heads {}", h.linear_num_value_heads, h.linear_num_key_heads),
+            &format!(
+                "{} is not a multiple of linear_num_key_heads {}",
+                h.linear_num_value_heads, h.linear_num_key_heads
+            ),
         ));
     }
     if h.linear_conv_kernel_dim < 2 {
-        return Err(f.err("linear_conv_kernel_dim", &format!("{} must be at least 2", h.linear_conv_kernel_dim)));
+        return Err(f.err(
+            "linear_conv_kernel_dim",
+            &format!("{} must be at least 2", h.linear_conv_kernel_dim),
+        ));
     }
     Ok(h)
 }
@@ -323,8 +439,13 @@ mod tests {
     }
     #[test]
     fn unknown_architecture_is_named() {
-        let e = Config::parse(&OK.replace("\"qwen3\"", "\"mamba9\""), "m/config.json").unwrap_err().to_string();
-        assert!(e.contains("m/config.json") && e.contains("model_type") && e.contains("mamba9"), "{e}");
+        let e = Config::parse(&OK.replace("\"qwen3\"", "\"mamba9\""), "m/config.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("m/config.json") && e.contains("model_type") && e.contains("mamba9"),
+            "{e}"
+        );
     }
     const Q35: &str = r#"{"model_type":"qwen3_5_text","hidden_size":128,"intermediate_size":256,"num_hidden_layers":4,
         "num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,"rms_norm_eps":1e-6,"vocab_size":512,
@@ -339,18 +460,38 @@ mod tests {
         assert_eq!(h.rotary_dim, 16);
         assert_eq!(h.conv_dim(), 256);
         assert_eq!(h.layer_types[3], LayerType::Full);
-        let vl = format!(r#"{{"model_type":"qwen3_5","tie_word_embeddings":true,"text_config":{}}}"#, Q35.replace("\"eos_token_id\":511", "\"eos_token_id\":[511]"));
+        let vl = format!(
+            r#"{{"model_type":"qwen3_5","tie_word_embeddings":true,"text_config":{}}}"#,
+            Q35.replace("\"eos_token_id\":511", "\"eos_token_id\":[511]")
+        );
         let c2 = Config::parse(&vl, "config.json").unwrap();
         assert_eq!(c2.hybrid, c.hybrid);
-        assert_eq!((c2.hidden_size, c2.eos_token_ids.clone(), c2.tie_word_embeddings), (128, vec![511], true));
+        assert_eq!(
+            (c2.hidden_size, c2.eos_token_ids.clone(), c2.tie_word_embeddings),
+            (128, vec![511], true)
+        );
         // errors name the field, inside text_config for the wrapper
-        let e = Config::parse(&vl.replace("\"linear_num_key_heads\":2,", ""), "m/config.json").unwrap_err().to_string();
-        assert!(e.contains("m/config.json") && e.contains("text_config") && e.contains("linear_num_key_heads"), "{e}");
-        let e = Config::parse(&Q35.replace("\"full_attention\"]", "\"mamba\"]"), "config.json").unwrap_err().to_string();
+        let e = Config::parse(&vl.replace("\"linear_num_key_heads\":2,", ""), "m/config.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("m/config.json") && e.contains("text_config") && e.contains("linear_num_key_heads"),
+            "{e}"
+        );
+        let e = Config::parse(&Q35.replace("\"full_attention\"]", "\"mamba\"]"), "config.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("layer_types") && e.contains("mamba"), "{e}");
-        let e = Config::parse(&Q35.replace("\"linear_num_value_heads\":4", "\"linear_num_value_heads\":3"), "config.json").unwrap_err().to_string();
+        let e = Config::parse(
+            &Q35.replace("\"linear_num_value_heads\":4", "\"linear_num_value_heads\":3"),
+            "config.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("linear_num_value_heads"), "{e}");
-        let e = Config::parse(r#"{"model_type":"qwen3_5"}"#, "config.json").unwrap_err().to_string();
+        let e = Config::parse(r#"{"model_type":"qwen3_5"}"#, "config.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("text_config"), "{e}");
     }
     #[test]
@@ -366,14 +507,29 @@ mod tests {
         let plain = rope_inv_freq(5e5, 128, None);
         assert_eq!(inv[0], plain[0]);
         assert!((inv[63] - plain[63] / 8.0).abs() < 1e-18);
-        let e = Config::parse(&l.replace(r#""rope_type":"default""#, r#""rope_type":"yarn""#), "config.json").unwrap_err().to_string();
+        let e = Config::parse(
+            &l.replace(r#""rope_type":"default""#, r#""rope_type":"yarn""#),
+            "config.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("rope_scaling") && e.contains("yarn"), "{e}");
-        let e = Config::parse(&l.replace("\"vocab_size\"", "\"attention_bias\":true,\"vocab_size\""), "config.json").unwrap_err().to_string();
+        let e = Config::parse(
+            &l.replace("\"vocab_size\"", "\"attention_bias\":true,\"vocab_size\""),
+            "config.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("attention_bias"), "{e}");
     }
     #[test]
     fn bad_field_is_named() {
-        let e = Config::parse(&OK.replace("\"hidden_size\":64", "\"hidden_size\":\"x\""), "config.json").unwrap_err().to_string();
+        let e = Config::parse(
+            &OK.replace("\"hidden_size\":64", "\"hidden_size\":\"x\""),
+            "config.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("hidden_size"), "{e}");
         let e = Config::parse("{not json", "config.json").unwrap_err().to_string();
         assert!(e.contains("config.json") && e.contains("JSON"), "{e}");

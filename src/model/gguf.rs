@@ -116,14 +116,55 @@ pub struct Gguf {
 /// The name ggml gives a type id (whether or not this build can load it).
 pub fn ggml_type_name(t: u32) -> Option<&'static str> {
     const NAMES: [&str; 40] = [
-        "F32", "F16", "Q4_0", "Q4_1", "Q4_2", "Q4_3", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
-        "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16", "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "TQ1_0", "TQ2_0", "IQ4_NL_4_4", "IQ4_NL_4_8", "IQ4_NL_8_8", "MXFP4",
+        "F32",
+        "F16",
+        "Q4_0",
+        "Q4_1",
+        "Q4_2",
+        "Q4_3",
+        "Q5_0",
+        "Q5_1",
+        "Q8_0",
+        "Q8_1",
+        "Q2_K",
+        "Q3_K",
+        "Q4_K",
+        "Q5_K",
+        "Q6_K",
+        "Q8_K",
+        "IQ2_XXS",
+        "IQ2_XS",
+        "IQ3_XXS",
+        "IQ1_S",
+        "IQ4_NL",
+        "IQ3_S",
+        "IQ2_S",
+        "IQ4_XS",
+        "I8",
+        "I16",
+        "I32",
+        "I64",
+        "F64",
+        "IQ1_M",
+        "BF16",
+        "Q4_0_4_4",
+        "Q4_0_4_8",
+        "Q4_0_8_8",
+        "TQ1_0",
+        "TQ2_0",
+        "IQ4_NL_4_4",
+        "IQ4_NL_4_8",
+        "IQ4_NL_8_8",
+        "MXFP4",
     ];
     NAMES.get(t as usize).copied()
 }
 
 pub(crate) fn ferr(path: &Path, detail: impl Into<String>) -> Error {
-    Error::File { path: path.display().to_string(), detail: detail.into() }
+    Error::File {
+        path: path.display().to_string(),
+        detail: detail.into(),
+    }
 }
 
 const MAX_DEPTH: usize = 8;
@@ -142,7 +183,15 @@ impl<'a> Cursor<'a> {
     }
     fn take(&mut self, n: usize, what: &dyn Fn() -> String) -> Result<&'a [u8]> {
         if n > self.left() {
-            return Err(ferr(self.path, format!("truncated: {} needs {n} bytes at offset {} but the file is {} bytes", what(), self.pos, self.buf.len())));
+            return Err(ferr(
+                self.path,
+                format!(
+                    "truncated: {} needs {n} bytes at offset {} but the file is {} bytes",
+                    what(),
+                    self.pos,
+                    self.buf.len()
+                ),
+            ));
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -162,7 +211,14 @@ impl<'a> Cursor<'a> {
         let n = self.u64(what)?;
         let need = (n as u128) * (min_size as u128);
         if need > self.left() as u128 {
-            return Err(ferr(self.path, format!("{} is {n}, which needs at least {need} bytes, but only {} bytes are left in the file", what(), self.left())));
+            return Err(ferr(
+                self.path,
+                format!(
+                    "{} is {n}, which needs at least {need} bytes, but only {} bytes are left in the file",
+                    what(),
+                    self.left()
+                ),
+            ));
         }
         Ok(n as usize)
     }
@@ -202,10 +258,18 @@ fn read_value(c: &mut Cursor, t: u32, depth: usize, what: &dyn Fn() -> String) -
         8 => Value::Str(c.string(what)?),
         9 => {
             if depth >= MAX_DEPTH {
-                return Err(ferr(c.path, format!("{}: arrays nested deeper than {MAX_DEPTH}", what())));
+                return Err(ferr(
+                    c.path,
+                    format!("{}: arrays nested deeper than {MAX_DEPTH}", what()),
+                ));
             }
             let et = c.u32(&|| format!("{} (array element type)", what()))?;
-            let min = min_size(et).ok_or_else(|| ferr(c.path, format!("{}: unknown array element type {et} (known: 0..=12)", what())))?;
+            let min = min_size(et).ok_or_else(|| {
+                ferr(
+                    c.path,
+                    format!("{}: unknown array element type {et} (known: 0..=12)", what()),
+                )
+            })?;
             let n = c.count(min, &|| format!("{} (array count)", what()))?;
             let mut v = Vec::with_capacity(n);
             for i in 0..n {
@@ -216,7 +280,12 @@ fn read_value(c: &mut Cursor, t: u32, depth: usize, what: &dyn Fn() -> String) -
         10 => Value::U64(c.u64(what)?),
         11 => Value::I64(i64::from_le_bytes(c.arr(what)?)),
         12 => Value::F64(f64::from_le_bytes(c.arr(what)?)),
-        _ => return Err(ferr(c.path, format!("{}: unknown value type {t} (known: 0..=12)", what()))),
+        _ => {
+            return Err(ferr(
+                c.path,
+                format!("{}: unknown value type {t} (known: 0..=12)", what()),
+            ))
+        }
     })
 }
 
@@ -227,7 +296,13 @@ impl Gguf {
             return Err(ferr(path, "is a directory, not a GGUF file"));
         }
         if meta.len() < 24 {
-            return Err(ferr(path, format!("truncated: {} bytes, a GGUF header (magic, version, counts) is 24", meta.len())));
+            return Err(ferr(
+                path,
+                format!(
+                    "truncated: {} bytes, a GGUF header (magic, version, counts) is 24",
+                    meta.len()
+                ),
+            ));
         }
         let file = std::fs::File::open(path).map_err(|e| ferr(path, e.to_string()))?;
         // SAFETY: opened read-only; a concurrent writer could change the bytes under us, which at
@@ -236,7 +311,16 @@ impl Gguf {
         let parsed = parse(path, &map)?;
         let (version, metadata, tensors, alignment, data_start) = parsed;
         let index = tensors.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
-        Ok(Gguf { path: path.to_path_buf(), version, metadata, tensors, alignment, data_start, index, map })
+        Ok(Gguf {
+            path: path.to_path_buf(),
+            version,
+            metadata,
+            tensors,
+            alignment,
+            data_start,
+            index,
+            map,
+        })
     }
 
     fn err(&self, detail: impl Into<String>) -> Error {
@@ -249,7 +333,9 @@ impl Gguf {
 
     /// The tensor's info and raw bytes, or an error naming the file and the tensor.
     pub fn get(&self, name: &str) -> Result<(&GgufTensor, &[u8])> {
-        let t = self.tensor(name).ok_or_else(|| self.err(format!("tensor `{name}` is missing")))?;
+        let t = self
+            .tensor(name)
+            .ok_or_else(|| self.err(format!("tensor `{name}` is missing")))?;
         Ok((t, &self.map[t.start..t.end]))
     }
 
@@ -258,17 +344,23 @@ impl Gguf {
     }
 
     fn need(&self, key: &str) -> Result<&Value> {
-        self.meta(key).ok_or_else(|| self.err(format!("metadata key `{key}` is missing")))
+        self.meta(key)
+            .ok_or_else(|| self.err(format!("metadata key `{key}` is missing")))
     }
 
     fn wrong(&self, key: &str, want: &str, v: &Value) -> Error {
-        self.err(format!("metadata key `{key}`: expected {want}, found {} {v}", v.type_name()))
+        self.err(format!(
+            "metadata key `{key}`: expected {want}, found {} {v}",
+            v.type_name()
+        ))
     }
 
     /// Any integer value that fits in u32.
     pub fn meta_u32(&self, key: &str) -> Result<u32> {
         let v = self.need(key)?;
-        v.as_i128().and_then(|i| u32::try_from(i).ok()).ok_or_else(|| self.wrong(key, "an integer that fits in u32", v))
+        v.as_i128()
+            .and_then(|i| u32::try_from(i).ok())
+            .ok_or_else(|| self.wrong(key, "an integer that fits in u32", v))
     }
 
     pub fn meta_f32(&self, key: &str) -> Result<f32> {
@@ -295,12 +387,17 @@ impl Gguf {
 
     pub fn meta_str_array(&self, key: &str) -> Result<Vec<&str>> {
         let v = self.need(key)?;
-        let Value::Array(a) = v else { return Err(self.wrong(key, "array of string", v)) };
+        let Value::Array(a) = v else {
+            return Err(self.wrong(key, "array of string", v));
+        };
         a.iter()
             .enumerate()
             .map(|(i, e)| match e {
                 Value::Str(s) => Ok(s.as_str()),
-                e => Err(self.err(format!("metadata key `{key}`: expected array of string, entry {i} is {} {e}", e.type_name()))),
+                e => Err(self.err(format!(
+                    "metadata key `{key}`: expected array of string, entry {i} is {} {e}",
+                    e.type_name()
+                ))),
             })
             .collect()
     }
@@ -308,13 +405,18 @@ impl Gguf {
     /// An array of integers that each fit in i32.
     pub fn meta_i32_array(&self, key: &str) -> Result<Vec<i32>> {
         let v = self.need(key)?;
-        let Value::Array(a) = v else { return Err(self.wrong(key, "array of i32", v)) };
+        let Value::Array(a) = v else {
+            return Err(self.wrong(key, "array of i32", v));
+        };
         a.iter()
             .enumerate()
             .map(|(i, e)| {
-                e.as_i128()
-                    .and_then(|x| i32::try_from(x).ok())
-                    .ok_or_else(|| self.err(format!("metadata key `{key}`: expected array of i32, entry {i} is {} {e}", e.type_name())))
+                e.as_i128().and_then(|x| i32::try_from(x).ok()).ok_or_else(|| {
+                    self.err(format!(
+                        "metadata key `{key}`: expected array of i32, entry {i} is {} {e}",
+                        e.type_name()
+                    ))
+                })
             })
             .collect()
     }
@@ -331,14 +433,38 @@ fn parse(path: &Path, buf: &[u8]) -> Result<Parsed> {
     let mut c = Cursor { buf, pos: 0, path };
     let magic = c.arr::<4>(&|| "magic".into())?;
     if &magic != b"GGUF" {
-        return Err(ferr(path, format!("bad magic {magic:02x?} ({:?}): not a GGUF file", String::from_utf8_lossy(&magic))));
+        return Err(ferr(
+            path,
+            format!(
+                "bad magic {magic:02x?} ({:?}): not a GGUF file",
+                String::from_utf8_lossy(&magic)
+            ),
+        ));
     }
     let version = c.u32(&|| "version".into())?;
     match version {
         2 | 3 => {}
-        1 => return Err(ferr(path, "GGUF version 1 is not supported (32-bit counts; re-convert the model to version 3)")),
-        v if v.swap_bytes() <= 3 => return Err(ferr(path, format!("GGUF version {v} reads as {} byte-swapped: a big-endian file, only little-endian is supported", v.swap_bytes()))),
-        v => return Err(ferr(path, format!("GGUF version {v} is not supported (this build reads versions 2 and 3)"))),
+        1 => {
+            return Err(ferr(
+                path,
+                "GGUF version 1 is not supported (32-bit counts; re-convert the model to version 3)",
+            ))
+        }
+        v if v.swap_bytes() <= 3 => {
+            return Err(ferr(
+                path,
+                format!(
+                    "GGUF version {v} reads as {} byte-swapped: a big-endian file, only little-endian is supported",
+                    v.swap_bytes()
+                ),
+            ))
+        }
+        v => {
+            return Err(ferr(
+                path,
+                format!("GGUF version {v} is not supported (this build reads versions 2 and 3)"),
+            ))
+        }
     }
     // A tensor info is at least 8 (name length) + 4 (n_dims) + 8 (one dim) + 4 (type) + 8 (offset).
     let n_tensors = c.count(32, &|| "tensor count".into())?;
@@ -358,7 +484,15 @@ fn parse(path: &Path, buf: &[u8]) -> Result<Parsed> {
         None => 32,
         Some(v) => match v.as_i128() {
             Some(a) if a > 0 && a <= 1 << 30 && (a as u64).is_power_of_two() => a as usize,
-            _ => return Err(ferr(path, format!("metadata key `general.alignment`: expected a power of two, found {} {v}", v.type_name()))),
+            _ => {
+                return Err(ferr(
+                    path,
+                    format!(
+                        "metadata key `general.alignment`: expected a power of two, found {} {v}",
+                        v.type_name()
+                    ),
+                ))
+            }
         },
     };
 
@@ -383,7 +517,10 @@ fn parse(path: &Path, buf: &[u8]) -> Result<Parsed> {
             }
             ne.push(v);
         }
-        let numel = ne.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).filter(|&n| n <= i64::MAX as u64 && usize::try_from(n).is_ok());
+        let numel = ne
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .filter(|&n| n <= i64::MAX as u64 && usize::try_from(n).is_ok());
         let numel = numel.ok_or_else(|| bad(format!("dims {ne:?} overflow the element count")))? as usize;
         let ty = c.u32(&|| format!("{} type", tw()))?;
         let dtype = match (ggml_type_name(ty), DType::from_ggml_type(ty)) {
@@ -393,11 +530,16 @@ fn parse(path: &Path, buf: &[u8]) -> Result<Parsed> {
         };
         let (be, _) = dtype.block();
         if ne[0] % be as u64 != 0 {
-            return Err(bad(format!("row length (ne0) {} is not a multiple of the {dtype} block size {be}", ne[0])));
+            return Err(bad(format!(
+                "row length (ne0) {} is not a multiple of the {dtype} block size {be}",
+                ne[0]
+            )));
         }
         let offset = c.u64(&|| format!("{} offset", tw()))?;
         if offset % alignment as u64 != 0 {
-            return Err(bad(format!("offset {offset} is not a multiple of the alignment {alignment}")));
+            return Err(bad(format!(
+                "offset {offset} is not a multiple of the alignment {alignment}"
+            )));
         }
         let size = dtype.nbytes(numel) as u64;
         let shape = ne.iter().rev().map(|&d| d as usize).collect();
@@ -407,19 +549,30 @@ fn parse(path: &Path, buf: &[u8]) -> Result<Parsed> {
     let len = buf.len() as u64;
     let mut tensors = Vec::with_capacity(infos.len());
     for (name, dtype, shape, offset, size) in infos {
-        let end = (data_start as u64).checked_add(offset).and_then(|s| s.checked_add(size));
+        let end = (data_start as u64)
+            .checked_add(offset)
+            .and_then(|s| s.checked_add(size));
         if end.is_none_or(|e| e > len) {
             let avail = len.saturating_sub(data_start as u64);
             return Err(ferr(path, format!("tensor `{name}`: data [{offset}, {offset} + {size}) runs past the end of the file (data section is {avail} bytes)")));
         }
         let start = data_start + offset as usize;
-        tensors.push(GgufTensor { name, dtype, shape, start, end: start + size as usize });
+        tensors.push(GgufTensor {
+            name,
+            dtype,
+            shape,
+            start,
+            end: start + size as usize,
+        });
     }
     let mut order: Vec<&GgufTensor> = tensors.iter().collect();
     order.sort_by_key(|t| (t.start, t.end));
     for w in order.windows(2) {
         if w[1].start < w[0].end {
-            return Err(ferr(path, format!("tensors `{}` and `{}` overlap", w[0].name, w[1].name)));
+            return Err(ferr(
+                path,
+                format!("tensors `{}` and `{}` overlap", w[0].name, w[1].name),
+            ));
         }
     }
     Ok((version, metadata, tensors, alignment, data_start))

@@ -55,13 +55,14 @@ fn split_regex(pre: &str) -> std::result::Result<Option<String>, String> {
         )
     };
     Ok(Some(match pre {
-        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2" | "jina-v5-nano" | "dbrx" | "smaug-bpe" => {
-            family("\\p{L}", "\\p{L}", "{1,3}")
-        }
+        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2"
+        | "jina-v5-nano" | "dbrx" | "smaug-bpe" => family("\\p{L}", "\\p{L}", "{1,3}"),
         "qwen2" | "deepseek-r1-qwen" | "kormo" | "f2llmv2" | "megrez" => family("\\p{L}", "\\p{L}", ""),
         "qwen35" => family("[\\p{L}\\p{M}]", "\\p{L}\\p{M}", ""),
         "tekken" | "gpt-4o" | "llama4" | "kanana2" | "talkie" | "minimax-m2" => {
-            return Err(format!("tokenizer.ggml.pre `{pre}` (its own split regex) is not supported yet"))
+            return Err(format!(
+                "tokenizer.ggml.pre `{pre}` (its own split regex) is not supported yet"
+            ))
         }
         _ => return Ok(None),
     }))
@@ -72,12 +73,23 @@ fn id_token<'a>(g: &Gguf, tokens: &[&'a str], key: &str) -> Result<Option<&'a st
         return Ok(None);
     }
     let id = g.meta_u32(key)?;
-    let t = tokens.get(id as usize).ok_or_else(|| g_err(g, format!("metadata key `{key}`: id {id} is past the vocabulary ({} tokens)", tokens.len())))?;
+    let t = tokens.get(id as usize).ok_or_else(|| {
+        g_err(
+            g,
+            format!(
+                "metadata key `{key}`: id {id} is past the vocabulary ({} tokens)",
+                tokens.len()
+            ),
+        )
+    })?;
     Ok(Some(t))
 }
 
 fn g_err(g: &Gguf, detail: impl Into<String>) -> Error {
-    Error::File { path: g.path.display().to_string(), detail: detail.into() }
+    Error::File {
+        path: g.path.display().to_string(),
+        detail: detail.into(),
+    }
 }
 
 /// The tokenizer the file's metadata describes (byte-level BPE only).
@@ -92,7 +104,10 @@ pub fn tokenizer_from_gguf(g: &Gguf) -> Result<tokenizers::Tokenizer> {
             "gemma4" => " (Gemma 4 SentencePiece)",
             _ => "",
         };
-        return Err(g_err(g, format!("tokenizer.ggml.model `{model}`{what} is not supported: only `gpt2` (byte-level BPE) is")));
+        return Err(g_err(
+            g,
+            format!("tokenizer.ggml.model `{model}`{what} is not supported: only `gpt2` (byte-level BPE) is"),
+        ));
     }
     let pre = match g.meta("tokenizer.ggml.pre") {
         Some(_) => g.meta_str("tokenizer.ggml.pre")?,
@@ -105,11 +120,23 @@ pub fn tokenizer_from_gguf(g: &Gguf) -> Result<tokenizers::Tokenizer> {
         None => Vec::new(),
     };
     if !types.is_empty() && types.len() != tokens.len() {
-        return Err(g_err(g, format!("metadata key `tokenizer.ggml.token_type` has {} entries for {} tokens", types.len(), tokens.len())));
+        return Err(g_err(
+            g,
+            format!(
+                "metadata key `tokenizer.ggml.token_type` has {} entries for {} tokens",
+                types.len(),
+                tokens.len()
+            ),
+        ));
     }
     let merges_raw = match g.meta("tokenizer.ggml.merges") {
         Some(_) => g.meta_str_array("tokenizer.ggml.merges")?,
-        None => return Err(g_err(g, "metadata key `tokenizer.ggml.merges` is missing (a gpt2 tokenizer needs its merges)")),
+        None => {
+            return Err(g_err(
+                g,
+                "metadata key `tokenizer.ggml.merges` is missing (a gpt2 tokenizer needs its merges)",
+            ))
+        }
     };
 
     let alphabet = byte_alphabet();
@@ -122,13 +149,19 @@ pub fn tokenizer_from_gguf(g: &Gguf) -> Result<tokenizers::Tokenizer> {
         }
     };
     // A later token with the same spelling wins, as in a Python dict built in order.
-    let vocab: tokenizers::models::bpe::Vocab = tokens.iter().enumerate().map(|(i, t)| (respell(t), i as u32)).collect();
+    let vocab: tokenizers::models::bpe::Vocab =
+        tokens.iter().enumerate().map(|(i, t)| (respell(t), i as u32)).collect();
     let mut merges = Vec::with_capacity(merges_raw.len());
     for (i, m) in merges_raw.iter().enumerate() {
         let mut parts = m.split(' ');
         match (parts.next(), parts.next(), parts.next()) {
             (Some(a), Some(b), None) => merges.push((a.to_string(), b.to_string())),
-            _ => return Err(g_err(g, format!("metadata key `tokenizer.ggml.merges`: entry {i} {m:?} is not two tokens separated by one space"))),
+            _ => return Err(g_err(
+                g,
+                format!(
+                    "metadata key `tokenizer.ggml.merges`: entry {i} {m:?} is not two tokens separated by one space"
+                ),
+            )),
         }
     }
     let has = |t: &str| vocab.contains_key(t);
@@ -143,7 +176,8 @@ pub fn tokenizer_from_gguf(g: &Gguf) -> Result<tokenizers::Tokenizer> {
     let pre_tok: PreTokenizerWrapper = match split {
         None => ByteLevel::new(false, true, true).into(),
         Some(re) => {
-            let s = Split::new(SplitPattern::Regex(re), SplitDelimiterBehavior::Isolated, false).map_err(|e| g_err(g, format!("split regex for pre `{pre}`: {e}")))?;
+            let s = Split::new(SplitPattern::Regex(re), SplitDelimiterBehavior::Isolated, false)
+                .map_err(|e| g_err(g, format!("split regex for pre `{pre}`: {e}")))?;
             Sequence::new(vec![s.into(), ByteLevel::new(false, true, false).into()]).into()
         }
     };

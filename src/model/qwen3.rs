@@ -1,12 +1,12 @@
 //! Qwen3 dense and Llama on any backend (Llama is Qwen3 without the q/k norms). Weights stay in
 //! their file dtype on the device (bf16 stays bf16, a GGUF's quant blocks stay quantized);
 //! activations and the KV cache are f32.
+use super::config::rope_inv_freq;
 use super::config::Config;
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::{rope_tables_of, Op};
-use super::config::rope_inv_freq;
 use crate::tensor::{shape_str, Tensor};
 
 pub struct Layer {
@@ -40,8 +40,18 @@ pub struct Weights {
 
 /// The tensors (name, expected shape) of a Qwen3 checkpoint, from config.json.
 pub fn expected_tensors(c: &Config) -> Vec<(String, Vec<usize>)> {
-    let (d, f, hq, hkv, dh, v) = (c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.vocab_size);
-    let mut t = vec![("model.embed_tokens.weight".to_string(), vec![v, d]), ("model.norm.weight".into(), vec![d])];
+    let (d, f, hq, hkv, dh, v) = (
+        c.hidden_size,
+        c.intermediate_size,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.head_dim,
+        c.vocab_size,
+    );
+    let mut t = vec![
+        ("model.embed_tokens.weight".to_string(), vec![v, d]),
+        ("model.norm.weight".into(), vec![d]),
+    ];
     if !c.tie_word_embeddings {
         t.push(("lm_head.weight".into(), vec![v, d]));
     }
@@ -59,7 +69,10 @@ pub fn expected_tensors(c: &Config) -> Vec<(String, Vec<usize>)> {
             (format!("{p}.mlp.down_proj.weight"), vec![d, f]),
         ]);
         if c.qk_norm {
-            t.extend([(format!("{p}.self_attn.q_norm.weight"), vec![dh]), (format!("{p}.self_attn.k_norm.weight"), vec![dh])]);
+            t.extend([
+                (format!("{p}.self_attn.q_norm.weight"), vec![dh]),
+                (format!("{p}.self_attn.k_norm.weight"), vec![dh]),
+            ]);
         }
     }
     t
@@ -70,11 +83,20 @@ pub use super::source::Source;
 impl Weights {
     /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
     /// `progress(done, total)` is called after each tensor.
-    pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
+    pub fn load(
+        c: &Config,
+        src: &Source,
+        dev: &dyn Backend,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Weights> {
         if !matches!(src, Source::Random { .. }) {
             // the last layer first: a corrupt num_hidden_layers (say 10^12) is refused by name
             // before the per-layer list below is built
-            src.info(c, &format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1))?;
+            src.info(
+                c,
+                &format!("model.layers.{}.input_layernorm.weight", c.num_hidden_layers - 1),
+            )?;
         }
         let want = expected_tensors(c);
         if !matches!(src, Source::Random { .. }) {
@@ -89,8 +111,19 @@ impl Weights {
                     });
                 }
                 if &got != shape {
-                    let by = if matches!(src, Source::Gguf(_)) { "the GGUF metadata" } else { "config.json" };
-                    return Err(Error::File { path, detail: format!("tensor `{name}`: shape [{}] but {by} implies [{}]", shape_str(&got), shape_str(shape)) });
+                    let by = if matches!(src, Source::Gguf(_)) {
+                        "the GGUF metadata"
+                    } else {
+                        "config.json"
+                    };
+                    return Err(Error::File {
+                        path,
+                        detail: format!(
+                            "tensor `{name}`: shape [{}] but {by} implies [{}]",
+                            shape_str(&got),
+                            shape_str(shape)
+                        ),
+                    });
                 }
             }
         }
@@ -119,7 +152,10 @@ impl Weights {
                 _ => {
                     let (g, u) = (src.fetch(c, gate)?, src.fetch(c, upn)?);
                     if g.dtype != u.dtype {
-                        return Err(Error::File { path: u.path, detail: format!("tensor `{upn}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype) });
+                        return Err(Error::File {
+                            path: u.path,
+                            detail: format!("tensor `{upn}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype),
+                        });
                     }
                     let (gb, ub) = (&g.bytes, &u.bytes);
                     let row = g.dtype.nbytes(d);
@@ -138,7 +174,11 @@ impl Weights {
         let shape_of = |n: &str| want.iter().find(|w| w.0 == n).map(|w| w.1.clone()).unwrap();
         let embed = up("model.embed_tokens.weight", &shape_of("model.embed_tokens.weight"))?;
         let final_norm = up("model.norm.weight", &shape_of("model.norm.weight"))?;
-        let lm_head = if c.tie_word_embeddings { embed.clone() } else { up("lm_head.weight", &shape_of("lm_head.weight"))? };
+        let lm_head = if c.tie_word_embeddings {
+            embed.clone()
+        } else {
+            up("lm_head.weight", &shape_of("lm_head.weight"))?
+        };
         let mut layers = Vec::new();
         for i in 0..c.num_hidden_layers {
             let p = format!("model.layers.{i}");
@@ -154,8 +194,16 @@ impl Weights {
                 k: g("self_attn.k_proj.weight")?,
                 v: g("self_attn.v_proj.weight")?,
                 o: g("self_attn.o_proj.weight")?,
-                q_norm: if c.qk_norm { Some(g("self_attn.q_norm.weight")?) } else { None },
-                k_norm: if c.qk_norm { Some(g("self_attn.k_norm.weight")?) } else { None },
+                q_norm: if c.qk_norm {
+                    Some(g("self_attn.q_norm.weight")?)
+                } else {
+                    None
+                },
+                k_norm: if c.qk_norm {
+                    Some(g("self_attn.k_norm.weight")?)
+                } else {
+                    None
+                },
                 post_norm: g("post_attention_layernorm.weight")?,
                 gate_up: gu,
                 down: g("mlp.down_proj.weight")?,
@@ -173,7 +221,10 @@ impl Weights {
         let rope_sin = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
         dev.upload(&rope_sin, &DType::F32.encode_f32(&sin))?;
         let positions = dev.alloc(DType::U32, &[max_ctx])?;
-        dev.upload(&positions, &(0..max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
+        dev.upload(
+            &positions,
+            &(0..max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>(),
+        )?;
         let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
         for l in &layers {
             for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate_up, &l.down] {
@@ -181,7 +232,16 @@ impl Weights {
             }
             decode_bytes += l.q_norm.iter().chain(&l.k_norm).map(|t| t.nbytes()).sum::<usize>();
         }
-        Ok(Weights { embed, lm_head, final_norm, layers, rope_cos, rope_sin, positions, decode_bytes })
+        Ok(Weights {
+            embed,
+            lm_head,
+            final_norm,
+            layers,
+            rope_cos,
+            rope_sin,
+            positions,
+            decode_bytes,
+        })
     }
 }
 
@@ -199,7 +259,11 @@ fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, s
         (0..n).map(|_| ((r.uniform() * 2.0 - 1.0) * s * 1.732) as f32).collect()
     };
     // a quantized model keeps its norms in f32 (as GGUF files do)
-    let dtype = if dtype.is_quant() && shape.len() == 1 { DType::F32 } else { dtype };
+    let dtype = if dtype.is_quant() && shape.len() == 1 {
+        DType::F32
+    } else {
+        dtype
+    };
     let t = dev.alloc(dtype, shape)?;
     dev.upload(&t, &dtype.encode_f32(&vals))?;
     Ok(t)
@@ -244,7 +308,13 @@ pub struct Workspace {
 
 impl Workspace {
     pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
-        let (d, f, hq, hkv, dh) = (c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+        let (d, f, hq, hkv, dh) = (
+            c.hidden_size,
+            c.intermediate_size,
+            c.num_attention_heads,
+            c.num_key_value_heads,
+            c.head_dim,
+        );
         let a = |s: &[usize]| dev.alloc(DType::F32, s);
         Ok(Workspace {
             t,
@@ -284,14 +354,32 @@ pub fn forward(
     which: Logits,
     hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
 ) -> Result<()> {
-    let (t, d, hq, hkv, dh) = (ws.t, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    let (t, d, hq, hkv, dh) = (
+        ws.t,
+        c.hidden_size,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.head_dim,
+    );
     let n_past = cache.len;
     if n_past + t > cache.capacity {
-        return Err(Error::Other(format!("context full: {} + {t} tokens exceed the context of {}", n_past, cache.capacity)));
+        return Err(Error::Other(format!(
+            "context full: {} + {t} tokens exceed the context of {}",
+            n_past, cache.capacity
+        )));
     }
-    let norm = Op::RmsNorm { eps: c.rms_norm_eps, unit_offset: false };
-    let add_norm = Op::AddRmsNorm { eps: c.rms_norm_eps, unit_offset: false };
-    let norm_rope = Op::RmsNormRope { eps: c.rms_norm_eps, rotary_dim: dh };
+    let norm = Op::RmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: false,
+    };
+    let add_norm = Op::AddRmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: false,
+    };
+    let norm_rope = Op::RmsNormRope {
+        eps: c.rms_norm_eps,
+        rotary_dim: dh,
+    };
     // 1. x = embed[ids]                                        [T, D]
     let pos = w.positions.view(n_past, &[t])?;
     dev.run(&Op::Embedding, &[&w.embed, ids], &[&ws.x[0]])?;
@@ -323,7 +411,11 @@ pub fn forward(
         }
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
-        dev.run(&Op::Attention { n_past, scale }, &[&ws.q[1], &cache.k[li], &cache.v[li]], &[&ws.att])?;
+        dev.run(
+            &Op::Attention { n_past, scale },
+            &[&ws.q[1], &cache.k[li], &cache.v[li]],
+            &[&ws.att],
+        )?;
         // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)
         dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, &l.o], &[&ws.o])?;
         dev.run(&add_norm, &[x, &ws.o, &l.post_norm], &[x2, &ws.h])?;

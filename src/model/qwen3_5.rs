@@ -16,9 +16,26 @@ use crate::tensor::{shape_str, Tensor};
 #[allow(clippy::large_enum_variant)]
 pub enum Mixer {
     /// Gated DeltaNet. `conv` is conv1d.weight [conv_dim, 1, K] viewed as [conv_dim, K].
-    Linear { qkv: Tensor, z: Tensor, b: Tensor, a: Tensor, conv: Tensor, a_log: Tensor, dt_bias: Tensor, norm: Tensor, out: Tensor },
+    Linear {
+        qkv: Tensor,
+        z: Tensor,
+        b: Tensor,
+        a: Tensor,
+        conv: Tensor,
+        a_log: Tensor,
+        dt_bias: Tensor,
+        norm: Tensor,
+        out: Tensor,
+    },
     /// Output-gated softmax attention; q_proj rows alternate [query | gate] per head.
-    Full { q: Tensor, k: Tensor, v: Tensor, o: Tensor, q_norm: Tensor, k_norm: Tensor },
+    Full {
+        q: Tensor,
+        k: Tensor,
+        v: Tensor,
+        o: Tensor,
+        q_norm: Tensor,
+        k_norm: Tensor,
+    },
 }
 
 pub struct Layer {
@@ -47,16 +64,33 @@ pub struct Weights {
 }
 
 fn hybrid(c: &Config) -> Result<&HybridConfig> {
-    c.hybrid.as_ref().ok_or_else(|| Error::Other(format!("model_type {}: no Qwen3.5 fields in the config", c.model_type)))
+    c.hybrid
+        .as_ref()
+        .ok_or_else(|| Error::Other(format!("model_type {}: no Qwen3.5 fields in the config", c.model_type)))
 }
 
 /// The tensors (name, expected shape) of a Qwen3.5 text model under `prefix` (`model.` or
 /// `model.language_model.`), from config.json.
 pub fn expected_tensors(c: &Config, prefix: &str) -> Result<Vec<(String, Vec<usize>)>> {
     let h = hybrid(c)?;
-    let (d, f, hq, hkv, dh, v) = (c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.vocab_size);
-    let (nv, cd, vd, k) = (h.linear_num_value_heads, h.conv_dim(), h.value_dim(), h.linear_conv_kernel_dim);
-    let mut t = vec![(format!("{prefix}embed_tokens.weight"), vec![v, d]), (format!("{prefix}norm.weight"), vec![d])];
+    let (d, f, hq, hkv, dh, v) = (
+        c.hidden_size,
+        c.intermediate_size,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.head_dim,
+        c.vocab_size,
+    );
+    let (nv, cd, vd, k) = (
+        h.linear_num_value_heads,
+        h.conv_dim(),
+        h.value_dim(),
+        h.linear_conv_kernel_dim,
+    );
+    let mut t = vec![
+        (format!("{prefix}embed_tokens.weight"), vec![v, d]),
+        (format!("{prefix}norm.weight"), vec![d]),
+    ];
     if !c.tie_word_embeddings {
         t.push(("lm_head.weight".into(), vec![v, d]));
     }
@@ -100,8 +134,16 @@ fn shard_rows(dev: &dyn Backend, dtype: DType, v: usize, d: usize) -> usize {
     let mut rows = v;
     loop {
         let table = TensorDesc::new(dtype, &[rows, d]);
-        let emb = OpDesc::new(Op::EmbeddingShard { first: 0 }, vec![table.clone(), TensorDesc::new(DType::U32, &[1])], vec![TensorDesc::new(DType::F32, &[1, d])]);
-        let head = OpDesc::new(Op::Linear, vec![TensorDesc::new(DType::F32, &[1, d]), table], vec![TensorDesc::new(DType::F32, &[1, rows])]);
+        let emb = OpDesc::new(
+            Op::EmbeddingShard { first: 0 },
+            vec![table.clone(), TensorDesc::new(DType::U32, &[1])],
+            vec![TensorDesc::new(DType::F32, &[1, d])],
+        );
+        let head = OpDesc::new(
+            Op::Linear,
+            vec![TensorDesc::new(DType::F32, &[1, d]), table],
+            vec![TensorDesc::new(DType::F32, &[1, rows])],
+        );
         if rows == 1 || (dev.supports(&emb).is_yes() && dev.supports(&head).is_yes()) {
             return rows;
         }
@@ -112,21 +154,34 @@ fn shard_rows(dev: &dyn Backend, dtype: DType, v: usize, d: usize) -> usize {
 /// `model.language_model.` when the checkpoint is the vision-language layout, else `model.`.
 fn prefix_of(src: &Source) -> &'static str {
     match src {
-        Source::File(st) if st.tensors.contains_key("model.language_model.embed_tokens.weight") => "model.language_model.",
+        Source::File(st) if st.tensors.contains_key("model.language_model.embed_tokens.weight") => {
+            "model.language_model."
+        }
         _ => "model.",
     }
 }
 
 impl Weights {
     /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
-    pub fn load(c: &Config, src: &Source, dev: &dyn Backend, max_ctx: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<Weights> {
+    pub fn load(
+        c: &Config,
+        src: &Source,
+        dev: &dyn Backend,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Weights> {
         let h = hybrid(c)?;
         if let Source::Gguf(g) = src {
-            return Err(Error::File { path: g.path.display().to_string(), detail: "Qwen3.5 from a GGUF file is not supported yet (use the safetensors checkpoint)".into() });
+            return Err(Error::File {
+                path: g.path.display().to_string(),
+                detail: "Qwen3.5 from a GGUF file is not supported yet (use the safetensors checkpoint)".into(),
+            });
         }
         if let Source::Random { dtype, .. } = src {
             if dtype.is_quant() {
-                return Err(Error::Other(format!("Qwen3.5 with {dtype} weights is not supported yet")));
+                return Err(Error::Other(format!(
+                    "Qwen3.5 with {dtype} weights is not supported yet"
+                )));
             }
         }
         let prefix = prefix_of(src);
@@ -135,12 +190,19 @@ impl Weights {
             for (name, shape) in &want {
                 let (info, _) = st.get(name)?;
                 if !info.dtype.is_float() {
-                    return Err(Error::File { path: st.path_of(name), detail: format!("tensor `{name}`: dtype {} is not a float type", info.dtype) });
+                    return Err(Error::File {
+                        path: st.path_of(name),
+                        detail: format!("tensor `{name}`: dtype {} is not a float type", info.dtype),
+                    });
                 }
                 if &info.shape != shape {
                     return Err(Error::File {
                         path: st.path_of(name),
-                        detail: format!("tensor `{name}`: shape [{}] but config.json implies [{}]", shape_str(&info.shape), shape_str(shape)),
+                        detail: format!(
+                            "tensor `{name}`: shape [{}] but config.json implies [{}]",
+                            shape_str(&info.shape),
+                            shape_str(shape)
+                        ),
                     });
                 }
             }
@@ -167,7 +229,9 @@ impl Weights {
                         dev.upload(&t, &bytes[first * d * dtype.size()..(first + n) * d * dtype.size()])?;
                         t
                     }
-                    Source::Random { dtype, seed } => random_weight(dev, &format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?,
+                    Source::Random { dtype, seed } => {
+                        random_weight(dev, &format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?
+                    }
                     Source::Gguf(_) => unreachable!("refused above"),
                 };
                 parts.push((first, t));
@@ -175,7 +239,11 @@ impl Weights {
             Ok(parts)
         };
         let embed = vocab(&format!("{prefix}embed_tokens.weight"))?;
-        let lm_head = if c.tie_word_embeddings { embed.clone() } else { vocab("lm_head.weight")? };
+        let lm_head = if c.tie_word_embeddings {
+            embed.clone()
+        } else {
+            vocab("lm_head.weight")?
+        };
         decode_bytes += lm_head.iter().map(|p| p.1.nbytes()).sum::<usize>();
         done += if c.tie_word_embeddings { 1 } else { 2 };
         progress(done, total);
@@ -237,7 +305,15 @@ impl Weights {
         dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
         let rope_sin = dev.alloc(DType::F32, &[max_ctx, h.rotary_dim / 2])?;
         dev.upload(&rope_sin, &DType::F32.encode_f32(&sin))?;
-        Ok(Weights { embed, lm_head, final_norm, layers, rope_cos, rope_sin, decode_bytes })
+        Ok(Weights {
+            embed,
+            lm_head,
+            final_norm,
+            layers,
+            rope_cos,
+            rope_sin,
+            decode_bytes,
+        })
     }
 }
 
@@ -249,7 +325,9 @@ fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, s
     let vals: Vec<f32> = if name.ends_with("A_log") {
         (0..n).map(|_| (1.0 + 15.0 * r.uniform()).ln() as f32).collect()
     } else if name.ends_with("dt_bias") {
-        (0..n).map(|_| (0.001 + 0.099 * r.uniform()).exp_m1().ln() as f32).collect()
+        (0..n)
+            .map(|_| (0.001 + 0.099 * r.uniform()).exp_m1().ln() as f32)
+            .collect()
     } else if name.ends_with("linear_attn.norm.weight") {
         (0..n).map(|_| 1.0 + 0.05 * r.normal() as f32).collect()
     } else if shape.len() == 1 {
@@ -293,7 +371,10 @@ impl Cache {
             layers.push(match kind {
                 LayerType::Full => {
                     let shape = [capacity, c.num_key_value_heads, c.head_dim];
-                    LayerCache::Full { k: dev.alloc(DType::F32, &shape)?, v: dev.alloc(DType::F32, &shape)? }
+                    LayerCache::Full {
+                        k: dev.alloc(DType::F32, &shape)?,
+                        v: dev.alloc(DType::F32, &shape)?,
+                    }
                 }
                 LayerType::Linear => {
                     let cs = [h.linear_conv_kernel_dim - 1, h.conv_dim()];
@@ -303,11 +384,19 @@ impl Cache {
                         dev.upload(&t, &vec![0u8; t.nbytes()])?;
                         Ok(t)
                     };
-                    LayerCache::Linear { conv: [z(&cs)?, z(&cs)?], rec: [z(&rs)?, z(&rs)?] }
+                    LayerCache::Linear {
+                        conv: [z(&cs)?, z(&cs)?],
+                        rec: [z(&rs)?, z(&rs)?],
+                    }
                 }
             });
         }
-        Ok(Cache { layers, cur: 0, len: 0, capacity })
+        Ok(Cache {
+            layers,
+            cur: 0,
+            len: 0,
+            capacity,
+        })
     }
 }
 
@@ -343,7 +432,13 @@ pub struct Workspace {
 impl Workspace {
     pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
         let hc = hybrid(c)?;
-        let (d, f, hq, hkv, dh) = (c.hidden_size, c.intermediate_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+        let (d, f, hq, hkv, dh) = (
+            c.hidden_size,
+            c.intermediate_size,
+            c.num_attention_heads,
+            c.num_key_value_heads,
+            c.head_dim,
+        );
         let (nv, dv) = (hc.linear_num_value_heads, hc.linear_value_head_dim);
         let a = |s: &[usize]| dev.alloc(DType::F32, s);
         Ok(Workspace {
@@ -388,14 +483,26 @@ pub fn forward(
     hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
 ) -> Result<()> {
     let hc = hybrid(c)?;
-    let (t, d, hq, hkv, dh) = (ws.t, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    let (t, d, hq, hkv, dh) = (
+        ws.t,
+        c.hidden_size,
+        c.num_attention_heads,
+        c.num_key_value_heads,
+        c.head_dim,
+    );
     let (nv, dv) = (hc.linear_num_value_heads, hc.linear_value_head_dim);
     let n_past = cache.len;
     if n_past + t > cache.capacity {
-        return Err(Error::Other(format!("context full: {n_past} + {t} tokens exceed the context of {}", cache.capacity)));
+        return Err(Error::Other(format!(
+            "context full: {n_past} + {t} tokens exceed the context of {}",
+            cache.capacity
+        )));
     }
     // every norm of the decoder is x̂ (1 + w); the linear attention's output norm is gated
-    let norm = Op::RmsNorm { eps: c.rms_norm_eps, unit_offset: true };
+    let norm = Op::RmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: true,
+    };
     let (cur, next) = (cache.cur, 1 - cache.cur);
     // 1. x = embed[ids]                                                       [T, D]
     match w.embed.as_slice() {
@@ -412,34 +519,82 @@ pub fn forward(
         // 2. h = rmsnorm(x)
         dev.run(&norm, &[x, &l.in_norm], &[&ws.h])?;
         match (&l.mixer, lc) {
-            (Mixer::Linear { qkv, z, b, a, conv, a_log, dt_bias, norm: gnorm, out }, LayerCache::Linear { conv: cs, rec }) => {
+            (
+                Mixer::Linear {
+                    qkv,
+                    z,
+                    b,
+                    a,
+                    conv,
+                    a_log,
+                    dt_bias,
+                    norm: gnorm,
+                    out,
+                },
+                LayerCache::Linear { conv: cs, rec },
+            ) => {
                 // 3. qkv, z, b, a = h Wᵀ                                          [T, conv_dim], [T, nv*dv], [T, nv]
                 dev.run(&Op::Linear, &[&ws.h, qkv], &[&ws.qkv])?;
                 dev.run(&Op::Linear, &[&ws.h, z], &[&ws.z.reshape(&[t, nv * dv])?])?;
                 dev.run(&Op::Linear, &[&ws.h, b], &[&ws.b])?;
                 dev.run(&Op::Linear, &[&ws.h, a], &[&ws.a])?;
                 // 4. causal conv1d + SiLU over [conv state | qkv]; the state moves to the other buffer
-                let conv_op = if t == 1 { Op::CausalConv1dUpdate } else { Op::CausalConv1d };
+                let conv_op = if t == 1 {
+                    Op::CausalConv1dUpdate
+                } else {
+                    Op::CausalConv1d
+                };
                 dev.run(&conv_op, &[&ws.qkv, conv, &cs[cur]], &[&ws.conv, &cs[next]])?;
                 // 5. gated delta rule: recurrent step (decode) or chunked (prefill)   [T, nv, dv]
                 let rule = if t == 1 { Op::GdnRecurrent } else { Op::GdnChunked };
-                dev.run(&rule, &[&ws.conv, &ws.b, &ws.a, a_log, dt_bias, &rec[cur]], &[&ws.core, &rec[next]])?;
+                dev.run(
+                    &rule,
+                    &[&ws.conv, &ws.b, &ws.a, a_log, dt_bias, &rec[cur]],
+                    &[&ws.core, &rec[next]],
+                )?;
                 // 6. gated RMSNorm per value head, then out_proj                    [T, D]
-                dev.run(&Op::RmsNormGated { eps: c.rms_norm_eps }, &[&ws.core, &ws.z, gnorm], &[&ws.normed])?;
+                dev.run(
+                    &Op::RmsNormGated { eps: c.rms_norm_eps },
+                    &[&ws.core, &ws.z, gnorm],
+                    &[&ws.normed],
+                )?;
                 dev.run(&Op::Linear, &[&ws.normed.reshape(&[t, nv * dv])?, out], &[&ws.mix])?;
             }
-            (Mixer::Full { q, k, v, o, q_norm, k_norm }, LayerCache::Full { k: kc, v: vc }) => {
+            (
+                Mixer::Full {
+                    q,
+                    k,
+                    v,
+                    o,
+                    q_norm,
+                    k_norm,
+                },
+                LayerCache::Full { k: kc, v: vc },
+            ) => {
                 // 3. qg (query | gate per head), k, v = h Wᵀ                      [T, Hq, 2Dh], [T, Hkv, Dh]
                 dev.run(&Op::Linear, &[&ws.h, q], &[&ws.qg.reshape(&[t, hq * 2 * dh])?])?;
                 dev.run(&Op::Linear, &[&ws.h, k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
                 dev.run(&Op::Linear, &[&ws.h, v], &[&ws.v.reshape(&[t, hkv * dh])?])?;
                 // 4. q/k norm, partial RoPE, k/v into the cache, attention, * sigmoid(gate): one op
-                let op = Op::GatedAttention { n_past, scale: 1.0 / (dh as f32).sqrt(), eps: c.rms_norm_eps, rotary_dim: hc.rotary_dim };
-                dev.run(&op, &[&ws.qg, &ws.k, &ws.v, q_norm, k_norm, &w.rope_cos, &w.rope_sin], &[&ws.att, kc, vc])?;
+                let op = Op::GatedAttention {
+                    n_past,
+                    scale: 1.0 / (dh as f32).sqrt(),
+                    eps: c.rms_norm_eps,
+                    rotary_dim: hc.rotary_dim,
+                };
+                dev.run(
+                    &op,
+                    &[&ws.qg, &ws.k, &ws.v, q_norm, k_norm, &w.rope_cos, &w.rope_sin],
+                    &[&ws.att, kc, vc],
+                )?;
                 // 5. o_proj                                                         [T, D]
                 dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, o], &[&ws.mix])?;
             }
-            _ => return Err(Error::Other(format!("layer {li}: the cache does not match the layer type"))),
+            _ => {
+                return Err(Error::Other(format!(
+                    "layer {li}: the cache does not match the layer type"
+                )))
+            }
         }
         // 7. x2 = x + mixer; x = x2 + down(silu(gate(h)) * up(h)), h = rmsnorm(x2)
         dev.run(&Op::Add, &[x, &ws.mix], &[x2])?;
@@ -475,7 +630,11 @@ fn lm_head(w: &Weights, dev: &dyn Backend, h: &Tensor, logits: &Tensor) -> Resul
     let (rows, d, v) = (h.shape[0], h.shape[1], logits.shape[1]);
     for r in 0..rows {
         for (first, head) in &w.lm_head {
-            dev.run(&Op::Linear, &[&h.view(r * d, &[1, d])?, head], &[&logits.view(r * v + first, &[1, head.shape[0]])?])?;
+            dev.run(
+                &Op::Linear,
+                &[&h.view(r * d, &[1, d])?, head],
+                &[&logits.view(r * v + first, &[1, head.shape[0]])?],
+            )?;
         }
     }
     Ok(())

@@ -21,7 +21,10 @@ pub struct SafeTensors {
 }
 
 fn ferr(path: &Path, detail: impl Into<String>) -> Error {
-    Error::File { path: path.display().to_string(), detail: detail.into() }
+    Error::File {
+        path: path.display().to_string(),
+        detail: detail.into(),
+    }
 }
 
 fn dtype_of(s: &str) -> Option<DType> {
@@ -41,8 +44,12 @@ impl SafeTensors {
         let index = dir.join("model.safetensors.index.json");
         let files: Vec<PathBuf> = if index.exists() {
             let text = std::fs::read_to_string(&index).map_err(|e| ferr(&index, e.to_string()))?;
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| ferr(&index, format!("not valid JSON: {e}")))?;
-            let map = v.get("weight_map").and_then(|m| m.as_object()).ok_or_else(|| ferr(&index, "field `weight_map` missing"))?;
+            let v: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| ferr(&index, format!("not valid JSON: {e}")))?;
+            let map = v
+                .get("weight_map")
+                .and_then(|m| m.as_object())
+                .ok_or_else(|| ferr(&index, "field `weight_map` missing"))?;
             let mut names: Vec<String> = map.values().filter_map(|x| x.as_str().map(String::from)).collect();
             names.sort();
             names.dedup();
@@ -54,7 +61,10 @@ impl SafeTensors {
             }
             vec![single]
         };
-        let mut st = SafeTensors { files: Vec::new(), tensors: HashMap::new() };
+        let mut st = SafeTensors {
+            files: Vec::new(),
+            tensors: HashMap::new(),
+        };
         for f in files {
             st.add_file(&f)?;
         }
@@ -68,15 +78,24 @@ impl SafeTensors {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ferr(path, format!("mmap: {e}")))?;
         let len = map.len();
         if len < 8 {
-            return Err(ferr(path, format!("truncated: {len} bytes, the 8-byte header length is missing")));
+            return Err(ferr(
+                path,
+                format!("truncated: {len} bytes, the 8-byte header length is missing"),
+            ));
         }
         let hlen = u64::from_le_bytes(map[..8].try_into().unwrap());
         if hlen > (len - 8) as u64 {
-            return Err(ferr(path, format!("header length {hlen} runs past the end of the file ({len} bytes)")));
+            return Err(ferr(
+                path,
+                format!("header length {hlen} runs past the end of the file ({len} bytes)"),
+            ));
         }
         let hlen = hlen as usize;
-        let header: serde_json::Value = serde_json::from_slice(&map[8..8 + hlen]).map_err(|e| ferr(path, format!("header is not valid JSON: {e}")))?;
-        let obj = header.as_object().ok_or_else(|| ferr(path, "header is not a JSON object"))?;
+        let header: serde_json::Value = serde_json::from_slice(&map[8..8 + hlen])
+            .map_err(|e| ferr(path, format!("header is not valid JSON: {e}")))?;
+        let obj = header
+            .as_object()
+            .ok_or_else(|| ferr(path, "header is not a JSON object"))?;
         let data0 = 8 + hlen;
         let fidx = self.files.len();
         let mut ranges: Vec<(usize, usize, String)> = Vec::new();
@@ -85,16 +104,29 @@ impl SafeTensors {
                 continue;
             }
             let bad = |d: String| ferr(path, format!("tensor `{name}`: {d}"));
-            let ds = t.get("dtype").and_then(|x| x.as_str()).ok_or_else(|| bad(format!("dtype missing or not a string: {}", t.get("dtype").map_or("absent".into(), |d| d.to_string()))))?;
+            let ds = t.get("dtype").and_then(|x| x.as_str()).ok_or_else(|| {
+                bad(format!(
+                    "dtype missing or not a string: {}",
+                    t.get("dtype").map_or("absent".into(), |d| d.to_string())
+                ))
+            })?;
             let dtype = dtype_of(ds).ok_or_else(|| bad(format!("unsupported dtype {ds}")))?;
             let shape: Vec<usize> = t
                 .get("shape")
                 .and_then(|x| x.as_array())
                 .ok_or_else(|| bad("shape missing or not a list".into()))?
                 .iter()
-                .map(|d| d.as_u64().map(|d| d as usize).ok_or_else(|| bad("shape entries must be integers".into())))
+                .map(|d| {
+                    d.as_u64()
+                        .map(|d| d as usize)
+                        .ok_or_else(|| bad("shape entries must be integers".into()))
+                })
                 .collect::<Result<_>>()?;
-            let offs = t.get("data_offsets").and_then(|x| x.as_array()).filter(|a| a.len() == 2).ok_or_else(|| bad("data_offsets must be [begin, end]".into()))?;
+            let offs = t
+                .get("data_offsets")
+                .and_then(|x| x.as_array())
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| bad("data_offsets must be [begin, end]".into()))?;
             let (b, e) = match (offs[0].as_u64(), offs[1].as_u64()) {
                 (Some(b), Some(e)) => (b as usize, e as usize),
                 _ => return Err(bad("data_offsets must be integers".into())),
@@ -103,17 +135,35 @@ impl SafeTensors {
                 return Err(bad(format!("data_offsets [{b}, {e}] run backwards")));
             }
             if data0.checked_add(e).is_none_or(|end| end > len) {
-                return Err(bad(format!("data_offsets [{b}, {e}] run past the end of the file (data section is {} bytes)", len - data0)));
+                return Err(bad(format!(
+                    "data_offsets [{b}, {e}] run past the end of the file (data section is {} bytes)",
+                    len - data0
+                )));
             }
-            let want = shape.iter().try_fold(dtype.size(), |a, &d| a.checked_mul(d)).ok_or_else(|| bad("shape overflows".into()))?;
+            let want = shape
+                .iter()
+                .try_fold(dtype.size(), |a, &d| a.checked_mul(d))
+                .ok_or_else(|| bad("shape overflows".into()))?;
             if e - b != want {
-                return Err(bad(format!("{} bytes for shape {shape:?} {dtype} which needs {want}", e - b)));
+                return Err(bad(format!(
+                    "{} bytes for shape {shape:?} {dtype} which needs {want}",
+                    e - b
+                )));
             }
             if self.tensors.contains_key(name) {
                 return Err(bad("appears in two files".into()));
             }
             ranges.push((b, e, name.clone()));
-            self.tensors.insert(name.clone(), TensorInfo { dtype, shape, file: fidx, start: data0 + b, end: data0 + e });
+            self.tensors.insert(
+                name.clone(),
+                TensorInfo {
+                    dtype,
+                    shape,
+                    file: fidx,
+                    start: data0 + b,
+                    end: data0 + e,
+                },
+            );
         }
         ranges.sort();
         for w in ranges.windows(2) {
@@ -126,14 +176,25 @@ impl SafeTensors {
     }
 
     pub fn path_of(&self, name: &str) -> String {
-        self.tensors.get(name).map(|t| self.files[t.file].0.display().to_string()).unwrap_or_else(|| "safetensors".into())
+        self.tensors
+            .get(name)
+            .map(|t| self.files[t.file].0.display().to_string())
+            .unwrap_or_else(|| "safetensors".into())
     }
 
     /// The tensor's info and raw bytes, or an error naming the tensor.
     pub fn get(&self, name: &str) -> Result<(&TensorInfo, &[u8])> {
         let t = self.tensors.get(name).ok_or_else(|| {
-            let where_ = self.files.iter().map(|f| f.0.display().to_string()).collect::<Vec<_>>().join(", ");
-            Error::File { path: where_, detail: format!("tensor `{name}` is missing") }
+            let where_ = self
+                .files
+                .iter()
+                .map(|f| f.0.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            Error::File {
+                path: where_,
+                detail: format!("tensor `{name}` is missing"),
+            }
         })?;
         Ok((t, &self.files[t.file].1[t.start..t.end]))
     }

@@ -47,7 +47,9 @@ pub fn shape(name: &str) -> Option<Config> {
             qk_norm: true,
             rope_scaling: None,
             hybrid: Some(HybridConfig {
-                layer_types: (0..24).map(|i| if i % 4 == 3 { LayerType::Full } else { LayerType::Linear }).collect(),
+                layer_types: (0..24)
+                    .map(|i| if i % 4 == 3 { LayerType::Full } else { LayerType::Linear })
+                    .collect(),
                 linear_num_key_heads: 16,
                 linear_num_value_heads: 16,
                 linear_key_head_dim: 128,

@@ -94,7 +94,10 @@ impl<'a> Source<'a> {
             }
             Source::Gguf(g) => {
                 let path = g.path.display().to_string();
-                let (gname, _) = gguf_name(c, name).ok_or_else(|| Error::File { path: path.clone(), detail: format!("no GGUF tensor name known for `{name}`") })?;
+                let (gname, _) = gguf_name(c, name).ok_or_else(|| Error::File {
+                    path: path.clone(),
+                    detail: format!("no GGUF tensor name known for `{name}`"),
+                })?;
                 let (info, _) = g.get(&gname)?;
                 Ok((info.dtype, info.shape.clone(), format!("{path} (tensor `{gname}`)")))
             }
@@ -107,21 +110,36 @@ impl<'a> Source<'a> {
         match self {
             Source::File(st) => {
                 let (info, bytes) = st.get(name)?;
-                Ok(Fetched { dtype: info.dtype, shape: info.shape.clone(), bytes: Cow::Borrowed(bytes), path: st.path_of(name) })
+                Ok(Fetched {
+                    dtype: info.dtype,
+                    shape: info.shape.clone(),
+                    bytes: Cow::Borrowed(bytes),
+                    path: st.path_of(name),
+                })
             }
             Source::Gguf(g) => {
                 let path = g.path.display().to_string();
-                let (gname, heads) = gguf_name(c, name)
-                    .ok_or_else(|| Error::File { path: path.clone(), detail: format!("no GGUF tensor name known for `{name}`") })?;
+                let (gname, heads) = gguf_name(c, name).ok_or_else(|| Error::File {
+                    path: path.clone(),
+                    detail: format!("no GGUF tensor name known for `{name}`"),
+                })?;
                 let (info, bytes) = g.get(&gname)?;
                 let bytes = match heads {
                     None => Cow::Borrowed(bytes),
                     Some(h) => Cow::Owned(unpermute_rows(bytes, info.shape[0], h).ok_or_else(|| Error::File {
                         path: path.clone(),
-                        detail: format!("tensor `{gname}`: {} rows do not split into {h} heads of pairs", info.shape[0]),
+                        detail: format!(
+                            "tensor `{gname}`: {} rows do not split into {h} heads of pairs",
+                            info.shape[0]
+                        ),
                     })?),
                 };
-                Ok(Fetched { dtype: info.dtype, shape: info.shape.clone(), bytes, path: format!("{path} (tensor `{gname}`)") })
+                Ok(Fetched {
+                    dtype: info.dtype,
+                    shape: info.shape.clone(),
+                    bytes,
+                    path: format!("{path} (tensor `{gname}`)"),
+                })
             }
             Source::Random { .. } => Err(Error::Other(format!("fetch `{name}` from a random source"))),
         }

@@ -29,20 +29,40 @@ impl Tokenizer {
             return Ok(None);
         }
         let p = path.display().to_string();
-        let inner = tokenizers::Tokenizer::from_file(&path).map_err(|e| Error::File { path: p.clone(), detail: e.to_string() })?;
+        let inner = tokenizers::Tokenizer::from_file(&path).map_err(|e| Error::File {
+            path: p.clone(),
+            detail: e.to_string(),
+        })?;
         let (mut chat_template, mut bos, mut eos, mut add_bos) = (None, None, None, false);
         let cfg = dir.join("tokenizer_config.json");
         if cfg.exists() {
             let cp = cfg.display().to_string();
-            let text = std::fs::read_to_string(&cfg).map_err(|e| Error::File { path: cp.clone(), detail: e.to_string() })?;
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File { path: cp.clone(), detail: format!("not valid JSON: {e}") })?;
+            let text = std::fs::read_to_string(&cfg).map_err(|e| Error::File {
+                path: cp.clone(),
+                detail: e.to_string(),
+            })?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File {
+                path: cp.clone(),
+                detail: format!("not valid JSON: {e}"),
+            })?;
             chat_template = v.get("chat_template").and_then(|t| t.as_str()).map(String::from);
             bos = token_str(v.get("bos_token"));
             eos = token_str(v.get("eos_token"));
             add_bos = v.get("add_bos_token").and_then(|b| b.as_bool()).unwrap_or(false);
         }
-        let add_bos = if add_bos { bos.as_deref().and_then(|b| inner.token_to_id(b)) } else { None };
-        Ok(Some(Tokenizer { inner, chat_template, bos, eos, add_bos, path: p }))
+        let add_bos = if add_bos {
+            bos.as_deref().and_then(|b| inner.token_to_id(b))
+        } else {
+            None
+        };
+        Ok(Some(Tokenizer {
+            inner,
+            chat_template,
+            bos,
+            eos,
+            add_bos,
+            path: p,
+        }))
     }
 
     /// The tokenizer a GGUF file's metadata describes (byte-level BPE; see gguf_tokenizer.rs), the
@@ -57,14 +77,26 @@ impl Tokenizer {
         let eos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.eos_token_id")?;
         // llama.cpp's rule: a gpt2-style vocabulary adds no BOS unless the file says so
         let add_bos = match g.meta("tokenizer.ggml.add_bos_token") {
-            Some(_) if g.meta_bool("tokenizer.ggml.add_bos_token")? && bos.is_some() => Some(g.meta_u32("tokenizer.ggml.bos_token_id")?),
+            Some(_) if g.meta_bool("tokenizer.ggml.add_bos_token")? && bos.is_some() => {
+                Some(g.meta_u32("tokenizer.ggml.bos_token_id")?)
+            }
             _ => None,
         };
-        Ok(Tokenizer { inner, chat_template, bos, eos, add_bos, path: g.path.display().to_string() })
+        Ok(Tokenizer {
+            inner,
+            chat_template,
+            bos,
+            eos,
+            add_bos,
+            path: g.path.display().to_string(),
+        })
     }
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let e = self.inner.encode(text, false).map_err(|e| Error::File { path: self.path.clone(), detail: format!("encode: {e}") })?;
+        let e = self.inner.encode(text, false).map_err(|e| Error::File {
+            path: self.path.clone(),
+            detail: format!("encode: {e}"),
+        })?;
         Ok(e.get_ids().to_vec())
     }
 
@@ -81,7 +113,10 @@ impl Tokenizer {
     }
 
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
-        self.inner.decode(ids, true).map_err(|e| Error::File { path: self.path.clone(), detail: format!("decode: {e}") })
+        self.inner.decode(ids, true).map_err(|e| Error::File {
+            path: self.path.clone(),
+            detail: format!("decode: {e}"),
+        })
     }
 
     pub fn token_id(&self, s: &str) -> Option<u32> {
@@ -90,9 +125,13 @@ impl Tokenizer {
 
     /// The prompt for one user message through the model's chat template.
     pub fn apply_chat(&self, user: &str) -> Result<String> {
-        let tpl = self.chat_template.as_ref().ok_or_else(|| Error::File { path: self.path.clone(), detail: "no chat_template in tokenizer_config.json".into() })?;
+        let tpl = self.chat_template.as_ref().ok_or_else(|| Error::File {
+            path: self.path.clone(),
+            detail: "no chat_template in tokenizer_config.json".into(),
+        })?;
         let mut env = minijinja::Environment::new();
-        env.add_template("chat", tpl).map_err(|e| Error::Other(format!("chat template: {e}")))?;
+        env.add_template("chat", tpl)
+            .map_err(|e| Error::Other(format!("chat template: {e}")))?;
         let msgs = vec![minijinja::context! { role => "user", content => user }];
         env.get_template("chat")
             .and_then(|t| t.render(minijinja::context! { messages => msgs, add_generation_prompt => true, bos_token => self.bos.clone(), eos_token => self.eos.clone() }))

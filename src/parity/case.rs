@@ -27,7 +27,10 @@ pub struct Input {
 }
 
 pub fn input(dtype: DType, shape: &[usize], init: Init) -> Input {
-    Input { desc: TensorDesc::new(dtype, shape), init }
+    Input {
+        desc: TensorDesc::new(dtype, shape),
+        init,
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -49,7 +52,14 @@ impl Case {
     pub fn new(family: &'static str, tag: &str, op: Op, inputs: Vec<Input>, outputs: Vec<TensorDesc>) -> Case {
         let id = format!("{family}[{tag},{}]", shape_str(&inputs[0].desc.shape));
         let out_init = vec![None; outputs.len()];
-        Case { family, id, op, inputs, outputs, out_init }
+        Case {
+            family,
+            id,
+            op,
+            inputs,
+            outputs,
+            out_init,
+        }
     }
     /// Output `k` starts with `init` instead of the fill pattern (an in-out operand).
     pub fn with_out_init(mut self, k: usize, init: Init) -> Case {
@@ -57,7 +67,11 @@ impl Case {
         self
     }
     pub fn desc(&self) -> OpDesc {
-        OpDesc::new(self.op.clone(), self.inputs.iter().map(|i| i.desc.clone()).collect(), self.outputs.clone())
+        OpDesc::new(
+            self.op.clone(),
+            self.inputs.iter().map(|i| i.desc.clone()).collect(),
+            self.outputs.clone(),
+        )
     }
 }
 
@@ -99,7 +113,15 @@ impl Input {
             }
             Init::NormalNanTail { seed, std, valid } => {
                 let mut r = Rng::new(*seed);
-                let v: Vec<f32> = (0..n).map(|i| if i < *valid { (r.normal() * *std as f64) as f32 } else { f32::NAN }).collect();
+                let v: Vec<f32> = (0..n)
+                    .map(|i| {
+                        if i < *valid {
+                            (r.normal() * *std as f64) as f32
+                        } else {
+                            f32::NAN
+                        }
+                    })
+                    .collect();
                 d.encode_f32(&v)
             }
             Init::Ids { seed, max } => {

@@ -59,7 +59,10 @@ pub fn compare(dtype: DType, got: &[u8], want: &[u8], tol: Tol) -> Result<Compar
         let (g, w) = (dtype.decode_u32(got), dtype.decode_u32(want));
         if let Some(i) = (0..n).find(|&i| g[i] != w[i]) {
             let bad = (0..n).filter(|&i| g[i] != w[i]).count();
-            return Err(format!("{bad} of {n} differ; first at [{i}]: got {} want {}", g[i], w[i]));
+            return Err(format!(
+                "{bad} of {n} differ; first at [{i}]: got {} want {}",
+                g[i], w[i]
+            ));
         }
         return Ok(Compared { n, nmse: 0.0 });
     }
@@ -77,8 +80,13 @@ pub fn compare(dtype: DType, got: &[u8], want: &[u8], tol: Tol) -> Result<Compar
         Tol::Exact => {
             let size = dtype.size();
             if let Some(i) = (0..n).find(|&i| got[i * size..(i + 1) * size] != want[i * size..(i + 1) * size]) {
-                let bad = (0..n).filter(|&i| got[i * size..(i + 1) * size] != want[i * size..(i + 1) * size]).count();
-                return Err(format!("{bad} of {n} differ bitwise; first at [{i}]: got {} want {}", g[i], w[i]));
+                let bad = (0..n)
+                    .filter(|&i| got[i * size..(i + 1) * size] != want[i * size..(i + 1) * size])
+                    .count();
+                return Err(format!(
+                    "{bad} of {n} differ bitwise; first at [{i}]: got {} want {}",
+                    g[i], w[i]
+                ));
             }
             Ok(Compared { n, nmse: 0.0 })
         }
@@ -98,7 +106,10 @@ pub fn compare(dtype: DType, got: &[u8], want: &[u8], tol: Tol) -> Result<Compar
             }
             let nmse = if den > 0.0 { num / den } else { num / n as f64 };
             if nmse.is_nan() || nmse > bound {
-                return Err(format!("nmse {nmse:.3e} > {bound:.0e}; worst at [{wi}]: got {} want {}", g[wi], w[wi]));
+                return Err(format!(
+                    "nmse {nmse:.3e} > {bound:.0e}; worst at [{wi}]: got {} want {}",
+                    g[wi], w[wi]
+                ));
             }
             Ok(Compared { n, nmse })
         }

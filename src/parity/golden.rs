@@ -43,7 +43,12 @@ pub fn sha256_file(p: &Path) -> Result<String, String> {
 /// The manifests under `root` (sorted by path).
 pub fn manifests(root: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path().join("manifest.json")).filter(|p| p.exists()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path().join("manifest.json"))
+                .filter(|p| p.exists())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -52,7 +57,12 @@ pub fn manifests(root: &Path) -> Vec<PathBuf> {
 /// Cases listed in `root/PENDING` (one per line, `#` comments): manifests allowed to lack a runner.
 pub fn pending(root: &Path) -> Vec<String> {
     std::fs::read_to_string(root.join("PENDING"))
-        .map(|s| s.lines().map(|l| l.split('#').next().unwrap().trim().to_string()).filter(|l| !l.is_empty()).collect())
+        .map(|s| {
+            s.lines()
+                .map(|l| l.split('#').next().unwrap().trim().to_string())
+                .filter(|l| !l.is_empty())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -62,18 +72,39 @@ pub fn check(path: &Path, pending: &[String]) -> Result<Manifest, String> {
     let at = |d: String| format!("{}: {d}", path.display());
     let text = std::fs::read_to_string(path).map_err(|e| at(e.to_string()))?;
     let json: Value = serde_json::from_str(&text).map_err(|e| at(format!("malformed manifest: {e}")))?;
-    let s = |k: &str| json.get(k).and_then(|v| v.as_str()).map(String::from).ok_or_else(|| at(format!("missing string field `{k}`")));
+    let s = |k: &str| {
+        json.get(k)
+            .and_then(|v| v.as_str())
+            .map(String::from)
+            .ok_or_else(|| at(format!("missing string field `{k}`")))
+    };
     let kind = s("kind")?;
     let case = s("case")?;
     let model = if kind == "model" { s("model")? } else { s("op")? };
-    let oracle = json.get("oracle").and_then(|o| o.as_object()).ok_or_else(|| at("missing `oracle`".into()))?;
-    for k in ["name", "version", "torch_version", "device", "dtype", "seed", "script", "script_sha256", "date"] {
+    let oracle = json
+        .get("oracle")
+        .and_then(|o| o.as_object())
+        .ok_or_else(|| at("missing `oracle`".into()))?;
+    for k in [
+        "name",
+        "version",
+        "torch_version",
+        "device",
+        "dtype",
+        "seed",
+        "script",
+        "script_sha256",
+        "date",
+    ] {
         if !oracle.contains_key(k) {
             return Err(at(format!("oracle.{k} missing")));
         }
     }
     let dir = path.parent().unwrap().to_path_buf();
-    let files = json.get("files").and_then(|f| f.as_object()).ok_or_else(|| at("missing `files`".into()))?;
+    let files = json
+        .get("files")
+        .and_then(|f| f.as_object())
+        .ok_or_else(|| at("missing `files`".into()))?;
     if files.is_empty() {
         return Err(at("`files` is empty".into()));
     }
@@ -89,16 +120,27 @@ pub fn check(path: &Path, pending: &[String]) -> Result<Manifest, String> {
     }
     if let Some(t) = json.get("tensors").and_then(|t| t.as_object()) {
         for (name, info) in t {
-            let f = info.get("file").and_then(|f| f.as_str()).ok_or_else(|| at(format!("tensor {name}: no file")))?;
+            let f = info
+                .get("file")
+                .and_then(|f| f.as_str())
+                .ok_or_else(|| at(format!("tensor {name}: no file")))?;
             if !files.contains_key(f) {
                 return Err(at(format!("tensor {name}: file {f} is not in `files`")));
             }
         }
     }
     if !RUNNERS.contains(&(kind.as_str(), model.as_str())) && !pending.contains(&case) {
-        return Err(at(format!("no runner for ({kind}, {model}) and case `{case}` is not in goldens/PENDING")));
+        return Err(at(format!(
+            "no runner for ({kind}, {model}) and case `{case}` is not in goldens/PENDING"
+        )));
     }
-    Ok(Manifest { dir, case, kind, model, json })
+    Ok(Manifest {
+        dir,
+        case,
+        kind,
+        model,
+        json,
+    })
 }
 
 #[cfg(test)]

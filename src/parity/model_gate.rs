@@ -19,18 +19,34 @@ pub const REGRESSION: &str = "REGRESSION SUSPECTED — bisect first";
 /// `<repo>/target/models`), checked against the manifest's sha256. Err says why it is not there
 /// (the caller decides whether that skips or fails).
 pub fn model_path(m: &Manifest, repo: &Path) -> Result<PathBuf, String> {
-    let Some(mf) = m.json.get("model_file") else { return Ok(m.dir.join("model")) };
-    let name = mf.get("name").and_then(|v| v.as_str()).ok_or_else(|| format!("{}: model_file.name missing", m.case))?;
-    let sha = mf.get("sha256").and_then(|v| v.as_str()).ok_or_else(|| format!("{}: model_file.sha256 missing", m.case))?;
+    let Some(mf) = m.json.get("model_file") else {
+        return Ok(m.dir.join("model"));
+    };
+    let name = mf
+        .get("name")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("{}: model_file.name missing", m.case))?;
+    let sha = mf
+        .get("sha256")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("{}: model_file.sha256 missing", m.case))?;
     let source = mf.get("source").and_then(|v| v.as_str()).unwrap_or("?");
-    let dir = std::env::var_os("WGLLM_MODELS").map(PathBuf::from).unwrap_or_else(|| repo.join("target/models"));
+    let dir = std::env::var_os("WGLLM_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("target/models"));
     let path = dir.join(name);
     if !path.exists() {
-        return Err(format!("model file {} is absent (from {source}; set WGLLM_MODELS or run .ci/fetch-models)", path.display()));
+        return Err(format!(
+            "model file {} is absent (from {source}; set WGLLM_MODELS or run .ci/fetch-models)",
+            path.display()
+        ));
     }
     let got = super::golden::sha256_file(&path)?;
     if got != sha {
-        return Err(format!("model file {}: sha256 {got} differs from the manifest's {sha}", path.display()));
+        return Err(format!(
+            "model file {}: sha256 {got} differs from the manifest's {sha}",
+            path.display()
+        ));
     }
     Ok(path)
 }
@@ -41,7 +57,10 @@ struct Golden {
 
 impl Golden {
     fn open(m: &Manifest, file: &str) -> Result<Golden, String> {
-        let mut st = SafeTensors { files: Vec::new(), tensors: Default::default() };
+        let mut st = SafeTensors {
+            files: Vec::new(),
+            tensors: Default::default(),
+        };
         st.add_file(&m.dir.join(file)).map_err(|e| e.to_string())?;
         Ok(Golden { st })
     }
@@ -59,7 +78,11 @@ impl Golden {
 }
 
 fn tol(m: &Manifest, k: &str, default: f64) -> f64 {
-    m.json.get("tolerance").and_then(|t| t.get(k)).and_then(|v| v.as_f64()).unwrap_or(default)
+    m.json
+        .get("tolerance")
+        .and_then(|t| t.get(k))
+        .and_then(|v| v.as_f64())
+        .unwrap_or(default)
 }
 
 pub fn anchor_path(root: &Path, case: &str, device: &str) -> std::path::PathBuf {
@@ -80,7 +103,9 @@ pub fn greedy(m: &Manifest, e: &mut Engine, anchors: &Path, bless: bool) -> Resu
     for p in 0..np {
         let (prompt, _) = g.ints(&format!("prompt_{p:02}"))?;
         let mut sampler = Sampler::new(Sampling::default());
-        let steps = e.generate(&prompt, nn, &mut sampler, None, false, &mut |_| true).map_err(|er| format!("prompt {p}: {er}"))?;
+        let steps = e
+            .generate(&prompt, nn, &mut sampler, None, false, &mut |_| true)
+            .map_err(|er| format!("prompt {p}: {er}"))?;
         let ours: Vec<u32> = steps.iter().map(|s| s.token).collect();
         if let Some(i) = (0..nn).find(|&i| ours[i] != tokens[p * nn + i]) {
             let base = (p * nn + i) * k;
@@ -112,20 +137,38 @@ pub fn greedy(m: &Manifest, e: &mut Engine, anchors: &Path, bless: bool) -> Resu
         let j = serde_json::json!({"case": m.case, "device": e.dev.name(), "tokens": ours_all});
         std::fs::write(&path, serde_json::to_string(&j).unwrap() + "\n").map_err(|er| er.to_string())?;
     } else {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|_| format!("no anchor {} for device {}: record one with WGLLM_BLESS=1 (after this oracle check passes)", path.display(), e.dev.name()))?;
+        let text = std::fs::read_to_string(&path).map_err(|_| {
+            format!(
+                "no anchor {} for device {}: record one with WGLLM_BLESS=1 (after this oracle check passes)",
+                path.display(),
+                e.dev.name()
+            )
+        })?;
         let j: serde_json::Value = serde_json::from_str(&text).map_err(|er| format!("{}: {er}", path.display()))?;
-        let anchor: Vec<Vec<u32>> = serde_json::from_value(j["tokens"].clone()).map_err(|er| format!("{}: {er}", path.display()))?;
+        let anchor: Vec<Vec<u32>> =
+            serde_json::from_value(j["tokens"].clone()).map_err(|er| format!("{}: {er}", path.display()))?;
         for (p, (a, o)) in anchor.iter().zip(&ours_all).enumerate() {
             if let Some(i) = (0..nn).find(|&i| a.get(i) != o.get(i)) {
-                return Err(format!("prompt {p} position {i}: token {:?} differs from the anchor's {:?} ({}). {REGRESSION}", o.get(i), a.get(i), path.display()));
+                return Err(format!(
+                    "prompt {p} position {i}: token {:?} differs from the anchor's {:?} ({}). {REGRESSION}",
+                    o.get(i),
+                    a.get(i),
+                    path.display()
+                ));
             }
         }
         if anchor.len() != ours_all.len() {
-            return Err(format!("anchor {} holds {} prompts, the golden {}", path.display(), anchor.len(), ours_all.len()));
+            return Err(format!(
+                "anchor {} holds {} prompts, the golden {}",
+                path.display(),
+                anchor.len(),
+                ours_all.len()
+            ));
         }
     }
-    Ok(format!("{np} prompts x {nn} tokens; {diverged} near-tie divergences from the oracle (worst {worst_gap:.3} nats)"))
+    Ok(format!(
+        "{np} prompts x {nn} tokens; {diverged} near-tie divergences from the oracle (worst {worst_gap:.3} nats)"
+    ))
 }
 
 /// Teacher-forced logprobs of the oracle's top-k at every position.
@@ -134,12 +177,15 @@ pub fn teacher_forced(m: &Manifest, e: &mut Engine) -> Result<String, String> {
     let limit = tol(m, "tf_logprob_max_abs", 1e-3);
     let (mut n, mut worst) = (0usize, 0f64);
     for s in 0.. {
-        let Ok((seq, _)) = g.ints(&format!("seq_{s}")) else { break };
+        let Ok((seq, _)) = g.ints(&format!("seq_{s}")) else {
+            break;
+        };
         let (ids, shape) = g.ints(&format!("top_ids_{s}"))?;
         let (lps, _) = g.floats(&format!("top_logprobs_{s}"))?;
         let k = shape[1];
         let mut cache = e.new_cache().map_err(|er| er.to_string())?;
-        e.forward(&mut cache, &seq, Logits::All, &mut |_, _, _| Ok(())).map_err(|er| er.to_string())?;
+        e.forward(&mut cache, &seq, Logits::All, &mut |_, _, _| Ok(()))
+            .map_err(|er| er.to_string())?;
         let logits = e.logits(seq.len(), seq.len()).map_err(|er| er.to_string())?;
         let v = e.cfg.vocab_size;
         for pos in 0..seq.len() {
@@ -169,7 +215,9 @@ pub fn teacher_forced(m: &Manifest, e: &mut Engine) -> Result<String, String> {
 /// The residual stream after the embedding and after each decoder layer.
 pub fn hidden(m: &Manifest, e: &mut Engine) -> Result<String, String> {
     let g = Golden::open(m, "hidden.safetensors")?;
-    let p = m.json["args"]["hidden_prompt"].as_u64().ok_or("manifest args.hidden_prompt missing")?;
+    let p = m.json["args"]["hidden_prompt"]
+        .as_u64()
+        .ok_or("manifest args.hidden_prompt missing")?;
     let gp = Golden::open(m, "greedy.safetensors")?;
     let (prompt, _) = gp.ints(&format!("prompt_{p:02}"))?;
     let (want, shape) = g.floats("hidden")?;
@@ -185,7 +233,11 @@ pub fn hidden(m: &Manifest, e: &mut Engine) -> Result<String, String> {
     })
     .map_err(|er| er.to_string())?;
     if got.len() != shape[0] {
-        return Err(format!("captured {} hidden states, the golden has {}", got.len(), shape[0]));
+        return Err(format!(
+            "captured {} hidden states, the golden has {}",
+            got.len(),
+            shape[0]
+        ));
     }
     let mut worst = 0f64;
     for (i, h) in got.iter().enumerate() {
@@ -193,11 +245,19 @@ pub fn hidden(m: &Manifest, e: &mut Engine) -> Result<String, String> {
             let d = (a as f64 - b as f64).abs();
             let bound = limit + rel * (b as f64).abs();
             if d.is_nan() || d > bound {
-                let what = if i == 0 { "embedding output".to_string() } else { format!("layer {} output", i - 1) };
+                let what = if i == 0 {
+                    "embedding output".to_string()
+                } else {
+                    format!("layer {} output", i - 1)
+                };
                 return Err(format!("{what}, token {}, dim {}: {a} vs oracle {b} (|diff| {d:.3e} > {limit:.0e} + {rel:.0e} x |oracle|). {REGRESSION}", j / shape[2], j % shape[2]));
             }
             worst = worst.max(d / bound);
         }
     }
-    Ok(format!("{} hidden states x {per} values, worst |diff| at {:.1}% of its bound (abs {limit:.0e}, rel {rel:.0e})", got.len(), worst * 100.0))
+    Ok(format!(
+        "{} hidden states x {per} values, worst |diff| at {:.1}% of its bound (abs {limit:.0e}, rel {rel:.0e})",
+        got.len(),
+        worst * 100.0
+    ))
 }

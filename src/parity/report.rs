@@ -28,7 +28,10 @@ pub struct Counts {
 
 impl Counts {
     pub fn line(&self) -> String {
-        format!("{} passed, {} failed, {} skipped", self.passed, self.failed, self.skipped)
+        format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
     }
 }
 
@@ -94,7 +97,13 @@ impl Diff {
 
 pub fn diff(a: &Report, b: &Report) -> Diff {
     let by_id = a.devices.len() == 1 && b.devices.len() == 1 && a.devices != b.devices;
-    let key = |r: &Row| if by_id { r.id.clone() } else { format!("{}::{}", r.id, r.device) };
+    let key = |r: &Row| {
+        if by_id {
+            r.id.clone()
+        } else {
+            format!("{}::{}", r.id, r.device)
+        }
+    };
     let ma: BTreeMap<String, &Row> = a.rows.iter().map(|r| (key(r), r)).collect();
     let mb: BTreeMap<String, &Row> = b.rows.iter().map(|r| (key(r), r)).collect();
     let mut d = Diff::default();
@@ -108,7 +117,9 @@ pub fn diff(a: &Report, b: &Report) -> Diff {
             (_, Outcome::Fail { error }) => d.new_failures.push(format!("{k}: {error}")),
             (Outcome::Fail { .. }, Outcome::Pass { .. }) => d.fixes.push(k.clone()),
             (Outcome::Pass { .. }, Outcome::Skip { reason }) => d.newly_skipped.push(format!("{k}: {reason}")),
-            (Outcome::Skip { .. }, Outcome::Pass { .. }) | (Outcome::Fail { .. }, Outcome::Skip { .. }) => d.newly_run.push(k.clone()),
+            (Outcome::Skip { .. }, Outcome::Pass { .. }) | (Outcome::Fail { .. }, Outcome::Skip { .. }) => {
+                d.newly_run.push(k.clone())
+            }
             (Outcome::Pass { nmse: ea, .. }, Outcome::Pass { nmse: eb, .. }) => {
                 if *eb > 4.0 * ea.max(1e-14) {
                     d.error_growth.push(format!("{k}: nmse {ea:.2e} -> {eb:.2e}"));
@@ -131,7 +142,15 @@ mod tests {
         Report {
             wgllm: "t".into(),
             devices: vec![dev.into()],
-            rows: rows.into_iter().map(|(id, o)| Row { id: id.into(), family: "f".into(), device: dev.into(), outcome: o }).collect(),
+            rows: rows
+                .into_iter()
+                .map(|(id, o)| Row {
+                    id: id.into(),
+                    family: "f".into(),
+                    device: dev.into(),
+                    outcome: o,
+                })
+                .collect(),
         }
     }
     #[test]

@@ -35,7 +35,13 @@ fn guarded(dev: &dyn Backend, d: &TensorDesc, init: Option<&Init>) -> Result<Gua
     let mut bytes = vec![GUARD_BYTE; total * d.dtype.size()];
     let s = d.dtype.size();
     match init {
-        Some(init) => bytes[GUARD * s..(GUARD + n) * s].copy_from_slice(&Input { desc: d.clone(), init: init.clone() }.bytes()),
+        Some(init) => bytes[GUARD * s..(GUARD + n) * s].copy_from_slice(
+            &Input {
+                desc: d.clone(),
+                init: init.clone(),
+            }
+            .bytes(),
+        ),
         None => bytes[GUARD * s..(GUARD + n) * s].fill(FILL_BYTE),
     }
     dev.upload(&whole, &bytes)?;
@@ -50,7 +56,11 @@ pub fn execute(case: &Case, dev: &dyn Backend) -> std::result::Result<Vec<Vec<u8
 
 /// `execute` with the op recorded by `run` instead of `dev.run` (tests that run a deliberately
 /// broken kernel variant through the same guarded comparison).
-pub fn execute_with(case: &Case, dev: &dyn Backend, run: &dyn Fn(&[&Tensor], &[&Tensor]) -> Result<()>) -> std::result::Result<Vec<Vec<u8>>, String> {
+pub fn execute_with(
+    case: &Case,
+    dev: &dyn Backend,
+    run: &dyn Fn(&[&Tensor], &[&Tensor]) -> Result<()>,
+) -> std::result::Result<Vec<Vec<u8>>, String> {
     let e = |err: crate::error::Error| err.to_string();
     // Inputs also sit between guards, filled with all-ones bits (NaN for floats, u32::MAX for
     // ids): a kernel that reads past an input picks up NaN or an out-of-range id and goes red.
@@ -68,7 +78,13 @@ pub fn execute_with(case: &Case, dev: &dyn Backend, run: &dyn Fn(&[&Tensor], &[&
         dev.upload(&whole, &bytes).map_err(e)?;
         ins.push(whole.view(GUARD, &i.desc.shape).map_err(e)?);
     }
-    let outs: Vec<Guarded> = case.outputs.iter().zip(&case.out_init).map(|(d, init)| guarded(dev, d, init.as_ref())).collect::<Result<_>>().map_err(e)?;
+    let outs: Vec<Guarded> = case
+        .outputs
+        .iter()
+        .zip(&case.out_init)
+        .map(|(d, init)| guarded(dev, d, init.as_ref()))
+        .collect::<Result<_>>()
+        .map_err(e)?;
     let in_refs: Vec<&Tensor> = ins.iter().collect();
     let out_refs: Vec<&Tensor> = outs.iter().map(|g| &g.region).collect();
     run(&in_refs, &out_refs).map_err(e)?;
@@ -80,10 +96,14 @@ pub fn execute_with(case: &Case, dev: &dyn Backend, run: &dyn Fn(&[&Tensor], &[&
         let n = g.region.numel();
         let (lo, hi) = (GUARD * s, (GUARD + n) * s);
         if let Some(p) = all[..lo].iter().position(|&b| b != GUARD_BYTE) {
-            return Err(format!("output {k}: write before the tensor (guard byte {p} of {lo} clobbered)"));
+            return Err(format!(
+                "output {k}: write before the tensor (guard byte {p} of {lo} clobbered)"
+            ));
         }
         if let Some(p) = all[hi..].iter().position(|&b| b != GUARD_BYTE) {
-            return Err(format!("output {k}: write past the tensor (guard byte {p} after the end clobbered)"));
+            return Err(format!(
+                "output {k}: write past the tensor (guard byte {p} after the end clobbered)"
+            ));
         }
         result.push(all[lo..hi].to_vec());
     }
@@ -115,7 +135,9 @@ pub fn reference(case: &Case) -> std::result::Result<Vec<Vec<u8>>, String> {
 /// Runs `case` on `dev` and compares with `want` (from `reference`). Unsupported -> Skip with the reason.
 pub fn check(case: &Case, dev: &dyn Backend, want: &std::result::Result<Vec<Vec<u8>>, String>) -> Outcome {
     if let Support::No(reason) = dev.supports(&case.desc()) {
-        return Outcome::Skip { reason: format!("unsupported: {reason}") };
+        return Outcome::Skip {
+            reason: format!("unsupported: {reason}"),
+        };
     }
     let want = match want {
         Ok(w) => w,
@@ -137,11 +159,17 @@ pub fn compare_outputs(case: &Case, got: &[Vec<u8>], want: &[Vec<u8>]) -> Outcom
                 compared += c.n;
                 nmse = nmse.max(c.nmse);
             }
-            Err(m) => return Outcome::Fail { error: format!("output {k} ({}): {m}", d.dtype) },
+            Err(m) => {
+                return Outcome::Fail {
+                    error: format!("output {k} ({}): {m}", d.dtype),
+                }
+            }
         }
     }
     if compared == 0 {
-        return Outcome::Fail { error: "zero elements compared".into() };
+        return Outcome::Fail {
+            error: "zero elements compared".into(),
+        };
     }
     Outcome::Pass { compared, nmse }
 }

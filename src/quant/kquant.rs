@@ -19,7 +19,10 @@ pub fn q4_k_scale_min(s: &[u8], j: usize) -> (u8, u8) {
         (s[j] & 63, s[4 + j] & 63)
     } else {
         let k = j - 4;
-        ((s[8 + k] & 15) | ((s[k] >> 2) & 0x30), (s[8 + k] >> 4) | ((s[4 + k] >> 2) & 0x30))
+        (
+            (s[8 + k] & 15) | ((s[k] >> 2) & 0x30),
+            (s[8 + k] >> 4) | ((s[4 + k] >> 2) & 0x30),
+        )
     }
 }
 
@@ -80,8 +83,16 @@ pub fn quant_q4_k(x: &[f32], out: &mut [u8]) {
     let mut sc = [0u8; 8];
     let mut m = [0u8; 8];
     for j in 0..8 {
-        sc[j] = if d > 0.0 { round_clamp(scale[j] / d, 0, 63) as u8 } else { 0 };
-        m[j] = if dmin > 0.0 { round_clamp(mins[j] / dmin, 0, 63) as u8 } else { 0 };
+        sc[j] = if d > 0.0 {
+            round_clamp(scale[j] / d, 0, 63) as u8
+        } else {
+            0
+        };
+        m[j] = if dmin > 0.0 {
+            round_clamp(mins[j] / dmin, 0, 63) as u8
+        } else {
+            0
+        };
     }
     let s = &mut out[4..16];
     for k in 0..4 {
@@ -95,7 +106,11 @@ pub fn quant_q4_k(x: &[f32], out: &mut [u8]) {
         let ds = d * sc[j] as f32;
         let dm = dmin * m[j] as f32;
         for l in 0..32 {
-            let q = if ds > 0.0 { round_clamp((x[32 * j + l] + dm) / ds, 0, 15) as u8 } else { 0 };
+            let q = if ds > 0.0 {
+                round_clamp((x[32 * j + l] + dm) / ds, 0, 15) as u8
+            } else {
+                0
+            };
             qs[32 * (j / 2) + l] |= q << (4 * (j % 2));
         }
     }
@@ -113,7 +128,11 @@ pub fn quant_q6_k(x: &[f32], out: &mut [u8]) {
     out[208..210].copy_from_slice(&f16_le(d));
     out[0..192].fill(0);
     for j in 0..16 {
-        let sc = if d > 0.0 { round_clamp(scale[j] / d, -127, 127) } else { 0 };
+        let sc = if d > 0.0 {
+            round_clamp(scale[j] / d, -127, 127)
+        } else {
+            0
+        };
         out[192 + j] = (sc as i8) as u8;
         let ds = d * sc as f32;
         for i in 0..16 {

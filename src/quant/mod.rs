@@ -44,7 +44,12 @@ pub(crate) fn f16_le(v: f32) -> [u8; 2] {
 pub fn dequant_block(dt: DType, block: &[u8], out: &mut [f32]) {
     let (be, bb) = dt.block();
     assert!(dt.is_quant(), "quant::dequant_block on the unquantized type {dt}");
-    assert!(block.len() == bb && out.len() == be, "quant::dequant_block({dt}): block of {} bytes (want {bb}), out of {} (want {be})", block.len(), out.len());
+    assert!(
+        block.len() == bb && out.len() == be,
+        "quant::dequant_block({dt}): block of {} bytes (want {bb}), out of {} (want {be})",
+        block.len(),
+        out.len()
+    );
     match dt {
         DType::Q8_0 => legacy::dequant_q8_0(block, out),
         DType::Q4_0 => legacy::dequant_q4_0(block, out),
@@ -97,7 +102,12 @@ pub fn quantize(dt: DType, vals: &[f32]) -> Vec<u8> {
 /// Quantizes one block: `x` is `dt.block().0` values, `out` `dt.block().1` bytes.
 pub fn quant_block(dt: DType, x: &[f32], out: &mut [u8]) {
     let (be, bb) = dt.block();
-    assert!(x.len() == be && out.len() == bb, "quant::quant_block({dt}): {} values (want {be}), out of {} bytes (want {bb})", x.len(), out.len());
+    assert!(
+        x.len() == be && out.len() == bb,
+        "quant::quant_block({dt}): {} values (want {be}), out of {} bytes (want {bb})",
+        x.len(),
+        out.len()
+    );
     match dt {
         DType::Q8_0 => legacy::quant_q8_0(x, out),
         DType::Q4_0 => legacy::quant_q4_0(x, out),

@@ -57,7 +57,10 @@ mod tests {
             let v = dequantize(dt, &b);
             assert_eq!(v.len(), 40 * be);
             assert!(v.iter().all(|x| x.is_finite()), "{dt}: non-finite value");
-            assert!(v.iter().any(|x| *x > 0.0) && v.iter().any(|x| *x < 0.0), "{dt}: one-signed");
+            assert!(
+                v.iter().any(|x| *x > 0.0) && v.iter().any(|x| *x < 0.0),
+                "{dt}: one-signed"
+            );
         }
     }
 }

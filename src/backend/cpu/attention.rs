@@ -1,7 +1,17 @@
 /// Causal GQA attention over a cache. q [t, hq, dh], k/v [S, hkv, dh] (only the first n_past + t
 /// rows are read). Query ti at position n_past + ti sees keys 0..=n_past + ti. f64 softmax.
 #[allow(clippy::too_many_arguments)]
-pub fn attention(q: &[f32], k: &[f32], v: &[f32], t: usize, hq: usize, hkv: usize, dh: usize, n_past: usize, scale: f32) -> Vec<f32> {
+pub fn attention(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    t: usize,
+    hq: usize,
+    hkv: usize,
+    dh: usize,
+    n_past: usize,
+    scale: f32,
+) -> Vec<f32> {
     let group = hq / hkv;
     let mut o = vec![0f32; t * hq * dh];
     for ti in 0..t {

@@ -26,15 +26,45 @@ pub fn split_q_gate(qg: &[f32], t: usize, hq: usize, dh: usize) -> (Vec<f32>, Ve
 
 /// q and k after their norm and RoPE at positions n_past.. ([T, Hq, Dh], [T, Hkv, Dh]).
 #[allow(clippy::too_many_arguments)]
-pub fn qk_preamble(q: &[f32], k: &[f32], qn: &[f32], kn: &[f32], cos: &[f32], sin: &[f32], d: AttnGateDims, eps: f32) -> Result<(Vec<f32>, Vec<f32>)> {
+pub fn qk_preamble(
+    q: &[f32],
+    k: &[f32],
+    qn: &[f32],
+    kn: &[f32],
+    cos: &[f32],
+    sin: &[f32],
+    d: AttnGateDims,
+    eps: f32,
+) -> Result<(Vec<f32>, Vec<f32>)> {
     let pos: Vec<u32> = (d.n_past..d.n_past + d.t).map(|p| p as u32).collect();
-    let q = rope(&rms_norm(q, qn, d.dh, eps, true), &pos, cos, sin, d.t, d.hq, d.dh, d.rot)?;
-    let k = rope(&rms_norm(k, kn, d.dh, eps, true), &pos, cos, sin, d.t, d.hkv, d.dh, d.rot)?;
+    let q = rope(
+        &rms_norm(q, qn, d.dh, eps, true),
+        &pos,
+        cos,
+        sin,
+        d.t,
+        d.hq,
+        d.dh,
+        d.rot,
+    )?;
+    let k = rope(
+        &rms_norm(k, kn, d.dh, eps, true),
+        &pos,
+        cos,
+        sin,
+        d.t,
+        d.hkv,
+        d.dh,
+        d.rot,
+    )?;
     Ok((q, k))
 }
 
 /// attention(q, caches) * sigmoid(gate), the caches already holding rows 0..n_past+T. f64 gate.
 pub fn gated_attention(q: &[f32], gate: &[f32], kc: &[f32], vc: &[f32], d: AttnGateDims, scale: f32) -> Vec<f32> {
     let att = attention(q, kc, vc, d.t, d.hq, d.hkv, d.dh, d.n_past, scale);
-    att.iter().zip(gate).map(|(&o, &g)| (o as f64 / (1.0 + (-(g as f64)).exp())) as f32).collect()
+    att.iter()
+        .zip(gate)
+        .map(|(&o, &g)| (o as f64 / (1.0 + (-(g as f64)).exp())) as f32)
+        .collect()
 }

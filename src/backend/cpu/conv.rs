@@ -3,7 +3,13 @@
 /// With xp = cat(state, x): y[ti, ch] = silu(sum_j w[ch, j] * xp[ti + j, ch]); state_out = the
 /// last k-1 rows of xp.
 pub fn causal_conv1d(x: &[f32], w: &[f32], state: &[f32], t: usize, c: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
-    let xp = |r: usize, ch: usize| -> f32 { if r < k - 1 { state[r * c + ch] } else { x[(r - (k - 1)) * c + ch] } };
+    let xp = |r: usize, ch: usize| -> f32 {
+        if r < k - 1 {
+            state[r * c + ch]
+        } else {
+            x[(r - (k - 1)) * c + ch]
+        }
+    };
     let mut y = vec![0f32; t * c];
     for ti in 0..t {
         for ch in 0..c {

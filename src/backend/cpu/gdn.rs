@@ -25,7 +25,11 @@ struct Step {
 
 fn softplus(x: f64) -> f64 {
     // torch.nn.functional.softplus (beta 1, threshold 20)
-    if x > 20.0 { x } else { x.exp().ln_1p() }
+    if x > 20.0 {
+        x
+    } else {
+        x.exp().ln_1p()
+    }
 }
 
 fn l2norm(x: &[f32]) -> Vec<f64> {
@@ -53,12 +57,23 @@ fn prepare(qkv: &[f32], b: &[f32], a: &[f32], a_log: &[f32], dt_bias: &[f32], d:
 
 /// Token by token. state [nv, dk, dv]. Returns (o [t, nv, dv], state_out [nv, dk, dv]).
 #[allow(clippy::too_many_arguments)]
-pub fn gdn_recurrent(qkv: &[f32], b: &[f32], a: &[f32], a_log: &[f32], dt_bias: &[f32], state: &[f32], d: GdnDims) -> (Vec<f32>, Vec<f32>) {
+pub fn gdn_recurrent(
+    qkv: &[f32],
+    b: &[f32],
+    a: &[f32],
+    a_log: &[f32],
+    dt_bias: &[f32],
+    state: &[f32],
+    d: GdnDims,
+) -> (Vec<f32>, Vec<f32>) {
     let (dk, dv) = (d.dk, d.dv);
     let mut o = vec![0f32; d.t * d.nv * dv];
     let mut out_state = vec![0f32; d.nv * dk * dv];
     for h in 0..d.nv {
-        let mut s: Vec<f64> = state[h * dk * dv..(h + 1) * dk * dv].iter().map(|&x| x as f64).collect();
+        let mut s: Vec<f64> = state[h * dk * dv..(h + 1) * dk * dv]
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
         for t in 0..d.t {
             let p = prepare(qkv, b, a, a_log, dt_bias, d, t, h);
             let decay = p.g.exp();
@@ -86,15 +101,41 @@ pub fn gdn_recurrent(qkv: &[f32], b: &[f32], a: &[f32], a_log: &[f32], dt_bias: 
 /// U = (I + A)⁻¹ vb, W = (I + A)⁻¹ (kb ∘ exp(G)), v_new = U - W S,
 /// o = (q ∘ exp(G)) S + (q kᵀ ∘ D) v_new, S = S exp(G_last) + (k ∘ exp(G_last - G))ᵀ v_new.
 #[allow(clippy::too_many_arguments)]
-pub fn gdn_chunked(qkv: &[f32], b: &[f32], a: &[f32], a_log: &[f32], dt_bias: &[f32], state: &[f32], d: GdnDims, chunk: usize) -> (Vec<f32>, Vec<f32>) {
+pub fn gdn_chunked(
+    qkv: &[f32],
+    b: &[f32],
+    a: &[f32],
+    a_log: &[f32],
+    dt_bias: &[f32],
+    state: &[f32],
+    d: GdnDims,
+    chunk: usize,
+) -> (Vec<f32>, Vec<f32>) {
     let (dk, dv, n) = (d.dk, d.dv, chunk);
     let mut o = vec![0f32; d.t * d.nv * dv];
     let mut out_state = vec![0f32; d.nv * dk * dv];
-    let zero = || Step { q: vec![0.0; dk], k: vec![0.0; dk], v: vec![0.0; dv], beta: 0.0, g: 0.0 };
+    let zero = || Step {
+        q: vec![0.0; dk],
+        k: vec![0.0; dk],
+        v: vec![0.0; dv],
+        beta: 0.0,
+        g: 0.0,
+    };
     for h in 0..d.nv {
-        let mut s: Vec<f64> = state[h * dk * dv..(h + 1) * dk * dv].iter().map(|&x| x as f64).collect();
+        let mut s: Vec<f64> = state[h * dk * dv..(h + 1) * dk * dv]
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
         for c0 in (0..d.t).step_by(n) {
-            let p: Vec<Step> = (c0..c0 + n).map(|t| if t < d.t { prepare(qkv, b, a, a_log, dt_bias, d, t, h) } else { zero() }).collect();
+            let p: Vec<Step> = (c0..c0 + n)
+                .map(|t| {
+                    if t < d.t {
+                        prepare(qkv, b, a, a_log, dt_bias, d, t, h)
+                    } else {
+                        zero()
+                    }
+                })
+                .collect();
             let mut gc = vec![0f64; n];
             let mut acc = 0.0;
             for i in 0..n {
@@ -121,7 +162,13 @@ pub fn gdn_chunked(qkv: &[f32], b: &[f32], a: &[f32], a_log: &[f32], dt_bias: &[
             let u = solve(&|i| p[i].v.iter().map(|x| x * p[i].beta).collect(), dv);
             let w = solve(&|i| p[i].k.iter().map(|x| x * p[i].beta * gc[i].exp()).collect(), dk);
             // v_new = U - W S
-            let v_new: Vec<Vec<f64>> = (0..n).map(|i| (0..dv).map(|j| u[i][j] - (0..dk).map(|m| w[i][m] * s[m * dv + j]).sum::<f64>()).collect()).collect();
+            let v_new: Vec<Vec<f64>> = (0..n)
+                .map(|i| {
+                    (0..dv)
+                        .map(|j| u[i][j] - (0..dk).map(|m| w[i][m] * s[m * dv + j]).sum::<f64>())
+                        .collect()
+                })
+                .collect();
             for i in 0..n {
                 let t = c0 + i;
                 if t >= d.t {
@@ -180,8 +227,16 @@ mod tests {
                 let (o_c, s_c) = gdn_chunked(&qkv, &b, &a, &a_log, &dt_bias, &state, d, crate::op::GDN_CHUNK);
                 let err = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
                 let scale = o_r.iter().map(|x| x.abs()).fold(0f32, f32::max).max(1e-3);
-                assert!(err(&o_r, &o_c) <= 1e-5 * scale, "o: (nk,nv,dk,dv)=({nk},{nv},{dk},{dv}) T={t}: {}", err(&o_r, &o_c));
-                assert!(err(&s_r, &s_c) <= 1e-5, "state: ({nk},{nv},{dk},{dv}) T={t}: {}", err(&s_r, &s_c));
+                assert!(
+                    err(&o_r, &o_c) <= 1e-5 * scale,
+                    "o: (nk,nv,dk,dv)=({nk},{nv},{dk},{dv}) T={t}: {}",
+                    err(&o_r, &o_c)
+                );
+                assert!(
+                    err(&s_r, &s_c) <= 1e-5,
+                    "state: ({nk},{nv},{dk},{dv}) T={t}: {}",
+                    err(&s_r, &s_c)
+                );
                 // and a different chunk length through the same code: one-token chunks are the recurrence
                 let (o_1, _) = gdn_chunked(&qkv, &b, &a, &a_log, &dt_bias, &state, d, 1);
                 assert!(err(&o_r, &o_1) <= 1e-5 * scale);
@@ -192,15 +247,38 @@ mod tests {
     /// Prefill then decode: the state carries over exactly.
     #[test]
     fn split_sequences_carry_the_state() {
-        let d = GdnDims { t: 70, nk: 2, nv: 4, dk: 8, dv: 8 };
+        let d = GdnDims {
+            t: 70,
+            nk: 2,
+            nv: 4,
+            dk: 8,
+            dv: 8,
+        };
         let (qkv, b, a, a_log, dt_bias, state) = inputs(d, 7);
         let (o, s) = gdn_recurrent(&qkv, &b, &a, &a_log, &dt_bias, &state, d);
         let c = 2 * d.nk * d.dk + d.nv * d.dv;
         let cut = 66;
         let d1 = GdnDims { t: cut, ..d };
         let d2 = GdnDims { t: d.t - cut, ..d };
-        let (o1, s1) = gdn_chunked(&qkv[..cut * c], &b[..cut * d.nv], &a[..cut * d.nv], &a_log, &dt_bias, &state, d1, 64);
-        let (o2, s2) = gdn_recurrent(&qkv[cut * c..], &b[cut * d.nv..], &a[cut * d.nv..], &a_log, &dt_bias, &s1, d2);
+        let (o1, s1) = gdn_chunked(
+            &qkv[..cut * c],
+            &b[..cut * d.nv],
+            &a[..cut * d.nv],
+            &a_log,
+            &dt_bias,
+            &state,
+            d1,
+            64,
+        );
+        let (o2, s2) = gdn_recurrent(
+            &qkv[cut * c..],
+            &b[cut * d.nv..],
+            &a[cut * d.nv..],
+            &a_log,
+            &dt_bias,
+            &s1,
+            d2,
+        );
         let joined: Vec<f32> = o1.into_iter().chain(o2).collect();
         let err = joined.iter().zip(&o).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
         assert!(err < 1e-5, "{err}");

@@ -15,9 +15,9 @@ mod rope;
 pub use attention::attention;
 pub use attn_gate::{gated_attention, qk_preamble, split_q_gate, AttnGateDims};
 pub use conv::{causal_conv1d, silu};
-pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
 pub use elementwise::{add, swiglu};
 pub use embed::embedding;
+pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
 pub use linear::linear;
 pub use norm::{rms_norm, rms_norm_gated};
 pub use reduce::{argmax, softmax, topk};
@@ -52,14 +52,20 @@ impl CpuBackend {
         CpuBackend
     }
     fn storage<'a>(&self, t: &'a Tensor) -> Result<&'a CpuStorage> {
-        t.storage.as_any().downcast_ref::<CpuStorage>().ok_or_else(|| Error::Other(format!("tensor on {} used on cpu", t.device)))
+        t.storage
+            .as_any()
+            .downcast_ref::<CpuStorage>()
+            .ok_or_else(|| Error::Other(format!("tensor on {} used on cpu", t.device)))
     }
     fn read(&self, t: &Tensor) -> Result<Vec<u8>> {
         let s = self.storage(t)?;
         let b = s.bytes.lock().unwrap();
         let (a, n) = (t.byte_offset(), t.nbytes());
         if a + n > b.len() {
-            return Err(Error::Other(format!("cpu: tensor region {a}+{n} past buffer of {} bytes", b.len())));
+            return Err(Error::Other(format!(
+                "cpu: tensor region {a}+{n} past buffer of {} bytes",
+                b.len()
+            )));
         }
         Ok(b[a..a + n].to_vec())
     }
@@ -68,7 +74,12 @@ impl CpuBackend {
         let mut b = s.bytes.lock().unwrap();
         let a = t.byte_offset();
         if bytes.len() != t.nbytes() || a + bytes.len() > b.len() {
-            return Err(Error::Other(format!("cpu: write of {} bytes to region {a}+{} of {}", bytes.len(), t.nbytes(), b.len())));
+            return Err(Error::Other(format!(
+                "cpu: write of {} bytes to region {a}+{} of {}",
+                bytes.len(),
+                t.nbytes(),
+                b.len()
+            )));
         }
         b[a..a + bytes.len()].copy_from_slice(bytes);
         Ok(())
@@ -106,7 +117,9 @@ impl Backend for CpuBackend {
             dtype,
             shape: shape.to_vec(),
             offset: 0,
-            storage: Arc::new(CpuStorage { bytes: Mutex::new(vec![0u8; n.div_ceil(4) * 4]) }),
+            storage: Arc::new(CpuStorage {
+                bytes: Mutex::new(vec![0u8; n.div_ceil(4) * 4]),
+            }),
             device: Arc::from("cpu"),
         })
     }
@@ -139,7 +152,8 @@ impl Backend for CpuBackend {
                 for (t, &id) in self.u32s(i[1])?.iter().enumerate() {
                     let r = (id as usize).wrapping_sub(*first);
                     if r < vs {
-                        y[t * d * s..(t + 1) * d * s].copy_from_slice(&o[0].dtype.encode_f32(&table[r * d..(r + 1) * d]));
+                        y[t * d * s..(t + 1) * d * s]
+                            .copy_from_slice(&o[0].dtype.encode_f32(&table[r * d..(r + 1) * d]));
                     }
                 }
                 self.write(o[0], &y)
@@ -161,7 +175,16 @@ impl Backend for CpuBackend {
                 // the composition of the two reference ops, in f32 between them
                 let s = &i[0].shape;
                 let normed = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, s[2], *eps, false);
-                let y = rope(&normed, &self.u32s(i[2])?, &self.f32s(i[3])?, &self.f32s(i[4])?, s[0], s[1], s[2], *rotary_dim)?;
+                let y = rope(
+                    &normed,
+                    &self.u32s(i[2])?,
+                    &self.f32s(i[3])?,
+                    &self.f32s(i[4])?,
+                    s[0],
+                    s[1],
+                    s[2],
+                    *rotary_dim,
+                )?;
                 self.put(o[0], &y)
             }
             Op::Linear => {
@@ -171,13 +194,32 @@ impl Backend for CpuBackend {
             }
             Op::Rope { rotary_dim } => {
                 let s = &i[0].shape;
-                let y = rope(&self.f32s(i[0])?, &self.u32s(i[1])?, &self.f32s(i[2])?, &self.f32s(i[3])?, s[0], s[1], s[2], *rotary_dim)?;
+                let y = rope(
+                    &self.f32s(i[0])?,
+                    &self.u32s(i[1])?,
+                    &self.f32s(i[2])?,
+                    &self.f32s(i[3])?,
+                    s[0],
+                    s[1],
+                    s[2],
+                    *rotary_dim,
+                )?;
                 self.put(o[0], &y)
             }
             Op::Attention { n_past, scale } => {
                 let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
                 let hkv = i[1].shape[1];
-                let y = attention(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, t, hq, hkv, dh, *n_past, *scale);
+                let y = attention(
+                    &self.f32s(i[0])?,
+                    &self.f32s(i[1])?,
+                    &self.f32s(i[2])?,
+                    t,
+                    hq,
+                    hkv,
+                    dh,
+                    *n_past,
+                    *scale,
+                );
                 self.put(o[0], &y)
             }
             Op::SwiGlu if i.len() == 1 => {
@@ -207,22 +249,55 @@ impl Backend for CpuBackend {
             }
             // the recurrence is the definition: the reference for the chunked op too
             Op::GdnRecurrent | Op::GdnChunked => {
-                let (t, nk, nv, dk, dv) = crate::op::gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
+                let (t, nk, nv, dk, dv) =
+                    crate::op::gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
                 let f = |k: usize| self.f32s(i[k]);
-                let (y, st) = gdn_recurrent(&f(0)?, &f(1)?, &f(2)?, &f(3)?, &f(4)?, &f(5)?, GdnDims { t, nk, nv, dk, dv });
+                let (y, st) = gdn_recurrent(
+                    &f(0)?,
+                    &f(1)?,
+                    &f(2)?,
+                    &f(3)?,
+                    &f(4)?,
+                    &f(5)?,
+                    GdnDims { t, nk, nv, dk, dv },
+                );
                 self.put(o[0], &y)?;
                 self.put(o[1], &st)
             }
             Op::RmsNormGated { eps } => {
                 let d = i[2].shape[0];
-                self.put(o[0], &rms_norm_gated(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, d, *eps))
+                self.put(
+                    o[0],
+                    &rms_norm_gated(&self.f32s(i[0])?, &self.f32s(i[1])?, &self.f32s(i[2])?, d, *eps),
+                )
             }
-            Op::GatedAttention { n_past, scale, eps, rotary_dim } => {
+            Op::GatedAttention {
+                n_past,
+                scale,
+                eps,
+                rotary_dim,
+            } => {
                 let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2] / 2);
                 let hkv = i[1].shape[1];
-                let d = AttnGateDims { t, hq, hkv, dh, rot: *rotary_dim, n_past: *n_past };
+                let d = AttnGateDims {
+                    t,
+                    hq,
+                    hkv,
+                    dh,
+                    rot: *rotary_dim,
+                    n_past: *n_past,
+                };
                 let (q, gate) = split_q_gate(&self.f32s(i[0])?, t, hq, dh);
-                let (q, k) = qk_preamble(&q, &self.f32s(i[1])?, &self.f32s(i[3])?, &self.f32s(i[4])?, &self.f32s(i[5])?, &self.f32s(i[6])?, d, *eps)?;
+                let (q, k) = qk_preamble(
+                    &q,
+                    &self.f32s(i[1])?,
+                    &self.f32s(i[3])?,
+                    &self.f32s(i[4])?,
+                    &self.f32s(i[5])?,
+                    &self.f32s(i[6])?,
+                    d,
+                    *eps,
+                )?;
                 // k and v land in the cache rows n_past..n_past+T (in the cache's dtype); attention
                 // then reads the cache as stored
                 let rows = t * hkv * dh;

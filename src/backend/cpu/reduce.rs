@@ -31,7 +31,11 @@ pub fn topk(x: &[f32], c: usize, k: usize) -> (Vec<f32>, Vec<u32>) {
     let (mut vals, mut idx) = (Vec::new(), Vec::new());
     for r in x.chunks(c) {
         let mut order: Vec<usize> = (0..c).collect();
-        order.sort_by(|&a, &b| r[b].partial_cmp(&r[a]).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| {
+            r[b].partial_cmp(&r[a])
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
         for &j in &order[..k] {
             vals.push(r[j]);
             idx.push(j as u32);

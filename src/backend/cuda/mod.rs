@@ -9,7 +9,9 @@
 //! once per (source, dtype substitution), cached in memory and on disk by (source hash, sm arch,
 //! NVRTC version). Work is queued on the legacy default stream, so uploads, launches and
 //! downloads stay in order.
-use super::native::{self, arg_slots, launch_label, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime};
+use super::native::{
+    self, arg_slots, launch_label, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime,
+};
 use crate::error::{Error, Result};
 use cudarc::driver::sys;
 use cudarc::nvrtc::sys as nvrtc;
@@ -37,8 +39,14 @@ unsafe impl Sync for CudaRuntime {}
 
 fn err_text(r: sys::CUresult) -> String {
     let e = cudarc::driver::result::DriverError(r);
-    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{r:?}"));
-    let what = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{r:?}"));
+    let what = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     format!("{name} ({what})")
 }
 
@@ -46,7 +54,11 @@ fn check(device: &str, call: &str, r: sys::CUresult) -> Result<()> {
     if r == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Device { device: device.to_string(), call: call.to_string(), detail: err_text(r) })
+        Err(Error::Device {
+            device: device.to_string(),
+            call: call.to_string(),
+            detail: err_text(r),
+        })
     }
 }
 
@@ -54,12 +66,21 @@ fn nvrtc_check(device: &str, call: &str, r: nvrtc::nvrtcResult) -> Result<()> {
     if r == nvrtc::nvrtcResult::NVRTC_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Device { device: device.to_string(), call: call.to_string(), detail: format!("{r:?}") })
+        Err(Error::Device {
+            device: device.to_string(),
+            call: call.to_string(),
+            detail: format!("{r:?}"),
+        })
     }
 }
 
 fn slug(name: &str) -> String {
-    let s: String = name.trim().to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let s: String = name
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
@@ -111,7 +132,9 @@ fn probe_once() -> std::result::Result<Vec<Arc<CudaRuntime>>, String> {
         preload_nvrtc();
     }
     if !unsafe { nvrtc::is_culib_present() } {
-        return Err("no NVRTC (libnvrtc.so not found: put the CUDA toolkit's lib64 on LD_LIBRARY_PATH or set CUDA_HOME)".into());
+        return Err(
+            "no NVRTC (libnvrtc.so not found: put the CUDA toolkit's lib64 on LD_LIBRARY_PATH or set CUDA_HOME)".into(),
+        );
     }
     let (mut maj, mut min) = (0, 0);
     let r = unsafe { nvrtc::nvrtcVersion(&mut maj, &mut min) };
@@ -123,7 +146,9 @@ fn probe_once() -> std::result::Result<Vec<Arc<CudaRuntime>>, String> {
     unsafe { sys::cuDriverGetVersion(&mut driver) };
     let mut out = Vec::new();
     for ordinal in 0..count {
-        out.push(Arc::new(open(ordinal, count, &compiler, driver).map_err(|e| e.to_string())?));
+        out.push(Arc::new(
+            open(ordinal, count, &compiler, driver).map_err(|e| e.to_string())?,
+        ));
     }
     Ok(out)
 }
@@ -133,20 +158,37 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
     let mut dev = 0;
     check(&pre, "cuDeviceGet", unsafe { sys::cuDeviceGet(&mut dev, ordinal) })?;
     let mut buf = [0 as std::ffi::c_char; 256];
-    check(&pre, "cuDeviceGetName", unsafe { sys::cuDeviceGetName(buf.as_mut_ptr(), 256, dev) })?;
+    check(&pre, "cuDeviceGetName", unsafe {
+        sys::cuDeviceGetName(buf.as_mut_ptr(), 256, dev)
+    })?;
     let adapter = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
     let attr = |a: sys::CUdevice_attribute, what: &str| -> Result<i32> {
         let mut v = 0;
-        check(&pre, &format!("cuDeviceGetAttribute({what})"), unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) })?;
+        check(&pre, &format!("cuDeviceGetAttribute({what})"), unsafe {
+            sys::cuDeviceGetAttribute(&mut v, a, dev)
+        })?;
         Ok(v)
     };
-    let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability major")?;
-    let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability minor")?;
-    let sms = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count")?;
+    let major = attr(
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        "compute capability major",
+    )?;
+    let minor = attr(
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        "compute capability minor",
+    )?;
+    let sms = attr(
+        sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        "multiprocessor count",
+    )?;
     let mut mem = 0usize;
-    check(&pre, "cuDeviceTotalMem", unsafe { sys::cuDeviceTotalMem_v2(&mut mem, dev) })?;
+    check(&pre, "cuDeviceTotalMem", unsafe {
+        sys::cuDeviceTotalMem_v2(&mut mem, dev)
+    })?;
     let mut ctx = std::ptr::null_mut();
-    check(&pre, "cuDevicePrimaryCtxRetain", unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) })?;
+    check(&pre, "cuDevicePrimaryCtxRetain", unsafe {
+        sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+    })?;
     let mut name = format!("cuda/{}", slug(&adapter));
     if count > 1 {
         name = format!("{name}-{ordinal}");
@@ -172,7 +214,11 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
 
 /// The backends of every CUDA device (empty when absent; see [`absent_reason`]).
 pub fn devices() -> Vec<NativeBackend> {
-    probe().unwrap_or_default().into_iter().map(|r| NativeBackend::new(r as Arc<dyn Runtime>)).collect()
+    probe()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| NativeBackend::new(r as Arc<dyn Runtime>))
+        .collect()
 }
 
 /// Why this build's `cuda` backend has no device here, if it has none.
@@ -194,7 +240,11 @@ impl CudaRuntime {
 /// NVRTC: the prelude + hip/ source of `m` -> a CUBIN for `arch` (`sm_90`). Needs no GPU.
 pub fn compile_cubin(device: &str, m: &ModuleKey, arch: &str, compiler: &str) -> Result<Vec<u8>> {
     let label = m.label();
-    let text = source::text(m, true).map_err(|e| Error::Device { device: device.into(), call: "kernel source".into(), detail: e })?;
+    let text = source::text(m, true).map_err(|e| Error::Device {
+        device: device.into(),
+        call: "kernel source".into(),
+        detail: e,
+    })?;
     let key = source::key(&text, arch, compiler);
     if let Some(img) = source::cache_get(&key, "cubin") {
         return Ok(img);
@@ -203,12 +253,23 @@ pub fn compile_cubin(device: &str, m: &ModuleKey, arch: &str, compiler: &str) ->
     let name = CString::new(m.file).unwrap();
     let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
     nvrtc_check(device, &format!("nvrtcCreateProgram({label})"), unsafe {
-        nvrtc::nvrtcCreateProgram(&mut prog, src.as_ptr(), name.as_ptr(), 0, std::ptr::null(), std::ptr::null())
+        nvrtc::nvrtcCreateProgram(
+            &mut prog,
+            src.as_ptr(),
+            name.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
     })?;
-    let opts: Vec<CString> = [format!("--gpu-architecture={arch}"), "--std=c++17".into(), "-lineinfo".into()]
-        .into_iter()
-        .map(|o| CString::new(o).unwrap())
-        .collect();
+    let opts: Vec<CString> = [
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".into(),
+        "-lineinfo".into(),
+    ]
+    .into_iter()
+    .map(|o| CString::new(o).unwrap())
+    .collect();
     let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
     let r = unsafe { nvrtc::nvrtcCompileProgram(prog, optp.len() as i32, optp.as_ptr()) };
     let log = unsafe {
@@ -220,12 +281,20 @@ pub fn compile_cubin(device: &str, m: &ModuleKey, arch: &str, compiler: &str) ->
     };
     let result = (|| {
         if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
-            return Err(Error::Device { device: device.into(), call: format!("nvrtcCompileProgram({label}, {arch})"), detail: format!("{r:?}\n{log}") });
+            return Err(Error::Device {
+                device: device.into(),
+                call: format!("nvrtcCompileProgram({label}, {arch})"),
+                detail: format!("{r:?}\n{log}"),
+            });
         }
         let mut n = 0usize;
-        nvrtc_check(device, &format!("nvrtcGetCUBINSize({label})"), unsafe { nvrtc::nvrtcGetCUBINSize(prog, &mut n) })?;
+        nvrtc_check(device, &format!("nvrtcGetCUBINSize({label})"), unsafe {
+            nvrtc::nvrtcGetCUBINSize(prog, &mut n)
+        })?;
         let mut img = vec![0u8; n];
-        nvrtc_check(device, &format!("nvrtcGetCUBIN({label})"), unsafe { nvrtc::nvrtcGetCUBIN(prog, img.as_mut_ptr() as *mut std::ffi::c_char) })?;
+        nvrtc_check(device, &format!("nvrtcGetCUBIN({label})"), unsafe {
+            nvrtc::nvrtcGetCUBIN(prog, img.as_mut_ptr() as *mut std::ffi::c_char)
+        })?;
         Ok(img)
     })();
     unsafe { nvrtc::nvrtcDestroyProgram(&mut prog) };
@@ -246,7 +315,9 @@ impl Runtime for CudaRuntime {
     fn alloc(&self, bytes: usize) -> Result<u64> {
         self.bind()?;
         let mut p: sys::CUdeviceptr = 0;
-        check(&self.name, &format!("cuMemAlloc({bytes} bytes)"), unsafe { sys::cuMemAlloc_v2(&mut p, bytes) })?;
+        check(&self.name, &format!("cuMemAlloc({bytes} bytes)"), unsafe {
+            sys::cuMemAlloc_v2(&mut p, bytes)
+        })?;
         Ok(p)
     }
 
@@ -258,12 +329,16 @@ impl Runtime for CudaRuntime {
 
     fn upload(&self, ptr: u64, bytes: &[u8]) -> Result<()> {
         self.bind()?;
-        check(&self.name, "cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr, bytes.as_ptr() as *const c_void, bytes.len()) })
+        check(&self.name, "cuMemcpyHtoD", unsafe {
+            sys::cuMemcpyHtoD_v2(ptr, bytes.as_ptr() as *const c_void, bytes.len())
+        })
     }
 
     fn download(&self, ptr: u64, out: &mut [u8]) -> Result<()> {
         self.bind()?;
-        check(&self.name, "cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, ptr, out.len()) })
+        check(&self.name, "cuMemcpyDtoH", unsafe {
+            sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, ptr, out.len())
+        })
     }
 
     fn function(&self, m: &ModuleKey, entry: &'static str) -> Result<Func> {
@@ -278,7 +353,9 @@ impl Runtime for CudaRuntime {
                 None => {
                     let img = self.compile(m)?;
                     let mut md: sys::CUmodule = std::ptr::null_mut();
-                    check(&self.name, &format!("cuModuleLoadData({})", m.label()), unsafe { sys::cuModuleLoadData(&mut md, img.as_ptr() as *const c_void) })?;
+                    check(&self.name, &format!("cuModuleLoadData({})", m.label()), unsafe {
+                        sys::cuModuleLoadData(&mut md, img.as_ptr() as *const c_void)
+                    })?;
                     mods.insert(m.clone(), md as usize);
                     md
                 }
@@ -286,9 +363,18 @@ impl Runtime for CudaRuntime {
         };
         let cname = CString::new(entry).unwrap();
         let mut f: sys::CUfunction = std::ptr::null_mut();
-        check(&self.name, &format!("cuModuleGetFunction({entry} in {})", m.label()), unsafe { sys::cuModuleGetFunction(&mut f, module, cname.as_ptr()) })?;
+        check(
+            &self.name,
+            &format!("cuModuleGetFunction({entry} in {})", m.label()),
+            unsafe { sys::cuModuleGetFunction(&mut f, module, cname.as_ptr()) },
+        )?;
         let f = Func(f as usize as u64);
-        self.funcs.lock().unwrap().entry(m.clone()).or_default().insert(entry, f);
+        self.funcs
+            .lock()
+            .unwrap()
+            .entry(m.clone())
+            .or_default()
+            .insert(entry, f);
         Ok(f)
     }
 
@@ -316,7 +402,11 @@ impl Runtime for CudaRuntime {
             return check(&self.name, &format!("cuLaunchKernel({})", launch_label(l)), r);
         }
         if self.sync_each {
-            check(&self.name, &format!("cuCtxSynchronize(after {})", launch_label(l)), unsafe { sys::cuCtxSynchronize() })?;
+            check(
+                &self.name,
+                &format!("cuCtxSynchronize(after {})", launch_label(l)),
+                unsafe { sys::cuCtxSynchronize() },
+            )?;
         }
         Ok(())
     }

@@ -8,7 +8,9 @@
 //! (`gcnArchName`, e.g. gfx1100 or gfx1151), cached in memory and on disk by (source hash, arch,
 //! HIP version). Memory comes from hipMalloc: device-only, never managed memory, no host
 //! fallback. Every runtime call is checked and turned into `Error::Device` naming the call.
-use super::native::{self, arg_slots, launch_label, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime};
+use super::native::{
+    self, arg_slots, launch_label, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime,
+};
 use crate::error::{Error, Result};
 use cubecl_hip_sys as hip;
 use std::collections::HashMap;
@@ -44,7 +46,11 @@ fn check(device: &str, call: &str, r: hip::hipError_t) -> Result<()> {
     if r == hip::hipError_t_hipSuccess {
         Ok(())
     } else {
-        Err(Error::Device { device: device.to_string(), call: call.to_string(), detail: err_text(r) })
+        Err(Error::Device {
+            device: device.to_string(),
+            call: call.to_string(),
+            detail: err_text(r),
+        })
     }
 }
 
@@ -52,12 +58,21 @@ fn rtc_check(device: &str, call: &str, r: hip::hiprtcResult) -> Result<()> {
     if r == hip::hiprtcResult_HIPRTC_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Device { device: device.to_string(), call: call.to_string(), detail: format!("hiprtcResult {r}") })
+        Err(Error::Device {
+            device: device.to_string(),
+            call: call.to_string(),
+            detail: format!("hiprtcResult {r}"),
+        })
     }
 }
 
 fn slug(name: &str) -> String {
-    let s: String = name.trim().to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let s: String = name
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
@@ -69,7 +84,9 @@ pub fn probe() -> std::result::Result<Vec<Arc<HipRuntime>>, String> {
 
 fn probe_once() -> std::result::Result<Vec<Arc<HipRuntime>>, String> {
     if !hip::is_available() {
-        return Err("no ROCm runtime (libamdhip64.so / libhiprtc.so not found; install ROCm 6.2+ or set ROCM_PATH)".into());
+        return Err(
+            "no ROCm runtime (libamdhip64.so / libhiprtc.so not found; install ROCm 6.2+ or set ROCM_PATH)".into(),
+        );
     }
     let r = unsafe { hip::hipInit(0) };
     if r != hip::hipError_t_hipSuccess {
@@ -82,7 +99,12 @@ fn probe_once() -> std::result::Result<Vec<Arc<HipRuntime>>, String> {
     }
     let mut rv = 0;
     unsafe { hip::hipRuntimeGetVersion(&mut rv) };
-    let compiler = format!("hiprtc (HIP {}.{}.{})", rv / 10_000_000, (rv / 100_000) % 100, rv % 100_000);
+    let compiler = format!(
+        "hiprtc (HIP {}.{}.{})",
+        rv / 10_000_000,
+        (rv / 100_000) % 100,
+        rv % 100_000
+    );
     let mut out = Vec::new();
     for ordinal in 0..count {
         out.push(Arc::new(open(ordinal, count, &compiler).map_err(|e| e.to_string())?));
@@ -94,9 +116,15 @@ fn open(ordinal: i32, count: i32, compiler: &str) -> Result<HipRuntime> {
     let pre = format!("hip:{ordinal}");
     check(&pre, "hipSetDevice", unsafe { hip::hipSetDevice(ordinal) })?;
     let mut props: hip::hipDeviceProp_tR0600 = unsafe { std::mem::zeroed() };
-    check(&pre, "hipGetDeviceProperties", unsafe { hip::hipGetDevicePropertiesR0600(&mut props, ordinal) })?;
-    let adapter = unsafe { CStr::from_ptr(props.name.as_ptr()) }.to_string_lossy().into_owned();
-    let arch = unsafe { CStr::from_ptr(props.gcnArchName.as_ptr()) }.to_string_lossy().into_owned();
+    check(&pre, "hipGetDeviceProperties", unsafe {
+        hip::hipGetDevicePropertiesR0600(&mut props, ordinal)
+    })?;
+    let adapter = unsafe { CStr::from_ptr(props.name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
+    let arch = unsafe { CStr::from_ptr(props.gcnArchName.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
     let mut wave = 0;
     check(&pre, "hipDeviceGetAttribute(warp size)", unsafe {
         hip::hipDeviceGetAttribute(&mut wave, hip::hipDeviceAttribute_t_hipDeviceAttributeWarpSize, ordinal)
@@ -105,7 +133,11 @@ fn open(ordinal: i32, count: i32, compiler: &str) -> Result<HipRuntime> {
     if count > 1 {
         name = format!("{name}-{ordinal}");
     }
-    let description = format!("{adapter}, {arch}, {} CUs, {} GiB, {compiler}, wave{wave}", props.multiProcessorCount, props.totalGlobalMem >> 30);
+    let description = format!(
+        "{adapter}, {arch}, {} CUs, {} GiB, {compiler}, wave{wave}",
+        props.multiProcessorCount,
+        props.totalGlobalMem >> 30
+    );
     Ok(HipRuntime {
         name,
         ordinal,
@@ -121,7 +153,11 @@ fn open(ordinal: i32, count: i32, compiler: &str) -> Result<HipRuntime> {
 
 /// The backends of every ROCm device (empty when absent; see [`absent_reason`]).
 pub fn devices() -> Vec<NativeBackend> {
-    probe().unwrap_or_default().into_iter().map(|r| NativeBackend::new(r as Arc<dyn Runtime>)).collect()
+    probe()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| NativeBackend::new(r as Arc<dyn Runtime>))
+        .collect()
 }
 
 /// Why this build's `hip` backend has no device here, if it has none.
@@ -138,7 +174,11 @@ impl HipRuntime {
     pub fn compile(&self, m: &ModuleKey) -> Result<Vec<u8>> {
         let label = m.label();
         let dev = self.name.as_str();
-        let text = source::text(m, false).map_err(|e| Error::Device { device: dev.into(), call: "kernel source".into(), detail: e })?;
+        let text = source::text(m, false).map_err(|e| Error::Device {
+            device: dev.into(),
+            call: "kernel source".into(),
+            detail: e,
+        })?;
         let key = source::key(&text, &self.arch, &self.compiler);
         if let Some(img) = source::cache_get(&key, "hsaco") {
             return Ok(img);
@@ -147,12 +187,23 @@ impl HipRuntime {
         let name = CString::new(m.file).unwrap();
         let mut prog: hip::hiprtcProgram = std::ptr::null_mut();
         rtc_check(dev, &format!("hiprtcCreateProgram({label})"), unsafe {
-            hip::hiprtcCreateProgram(&mut prog, src.as_ptr(), name.as_ptr(), 0, std::ptr::null(), std::ptr::null())
+            hip::hiprtcCreateProgram(
+                &mut prog,
+                src.as_ptr(),
+                name.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
         })?;
-        let opts: Vec<CString> = [format!("--offload-arch={}", self.arch), "-O3".into(), "-std=c++17".into()]
-            .into_iter()
-            .map(|o| CString::new(o).unwrap())
-            .collect();
+        let opts: Vec<CString> = [
+            format!("--offload-arch={}", self.arch),
+            "-O3".into(),
+            "-std=c++17".into(),
+        ]
+        .into_iter()
+        .map(|o| CString::new(o).unwrap())
+        .collect();
         let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         let r = unsafe { hip::hiprtcCompileProgram(prog, optp.len() as i32, optp.as_ptr()) };
         let log = unsafe {
@@ -164,12 +215,20 @@ impl HipRuntime {
         };
         let result = (|| {
             if r != hip::hiprtcResult_HIPRTC_SUCCESS {
-                return Err(Error::Device { device: dev.into(), call: format!("hiprtcCompileProgram({label}, {})", self.arch), detail: format!("hiprtcResult {r}\n{log}") });
+                return Err(Error::Device {
+                    device: dev.into(),
+                    call: format!("hiprtcCompileProgram({label}, {})", self.arch),
+                    detail: format!("hiprtcResult {r}\n{log}"),
+                });
             }
             let mut n = 0usize;
-            rtc_check(dev, &format!("hiprtcGetCodeSize({label})"), unsafe { hip::hiprtcGetCodeSize(prog, &mut n) })?;
+            rtc_check(dev, &format!("hiprtcGetCodeSize({label})"), unsafe {
+                hip::hiprtcGetCodeSize(prog, &mut n)
+            })?;
             let mut img = vec![0u8; n];
-            rtc_check(dev, &format!("hiprtcGetCode({label})"), unsafe { hip::hiprtcGetCode(prog, img.as_mut_ptr() as *mut std::ffi::c_char) })?;
+            rtc_check(dev, &format!("hiprtcGetCode({label})"), unsafe {
+                hip::hiprtcGetCode(prog, img.as_mut_ptr() as *mut std::ffi::c_char)
+            })?;
             Ok(img)
         })();
         unsafe { hip::hiprtcDestroyProgram(&mut prog) };
@@ -191,7 +250,9 @@ impl Runtime for HipRuntime {
     fn alloc(&self, bytes: usize) -> Result<u64> {
         self.bind()?;
         let mut p: *mut c_void = std::ptr::null_mut();
-        check(&self.name, &format!("hipMalloc({bytes} bytes)"), unsafe { hip::hipMalloc(&mut p, bytes) })?;
+        check(&self.name, &format!("hipMalloc({bytes} bytes)"), unsafe {
+            hip::hipMalloc(&mut p, bytes)
+        })?;
         Ok(p as usize as u64)
     }
 
@@ -203,12 +264,24 @@ impl Runtime for HipRuntime {
 
     fn upload(&self, ptr: u64, bytes: &[u8]) -> Result<()> {
         self.bind()?;
-        check(&self.name, "hipMemcpyHtoD", unsafe { hip::hipMemcpyHtoD(ptr as usize as hip::hipDeviceptr_t, bytes.as_ptr() as *const c_void, bytes.len()) })
+        check(&self.name, "hipMemcpyHtoD", unsafe {
+            hip::hipMemcpyHtoD(
+                ptr as usize as hip::hipDeviceptr_t,
+                bytes.as_ptr() as *const c_void,
+                bytes.len(),
+            )
+        })
     }
 
     fn download(&self, ptr: u64, out: &mut [u8]) -> Result<()> {
         self.bind()?;
-        check(&self.name, "hipMemcpyDtoH", unsafe { hip::hipMemcpyDtoH(out.as_mut_ptr() as *mut c_void, ptr as usize as hip::hipDeviceptr_t, out.len()) })
+        check(&self.name, "hipMemcpyDtoH", unsafe {
+            hip::hipMemcpyDtoH(
+                out.as_mut_ptr() as *mut c_void,
+                ptr as usize as hip::hipDeviceptr_t,
+                out.len(),
+            )
+        })
     }
 
     fn function(&self, m: &ModuleKey, entry: &'static str) -> Result<Func> {
@@ -223,7 +296,9 @@ impl Runtime for HipRuntime {
                 None => {
                     let img = self.compile(m)?;
                     let mut md: hip::hipModule_t = std::ptr::null_mut();
-                    check(&self.name, &format!("hipModuleLoadData({})", m.label()), unsafe { hip::hipModuleLoadData(&mut md, img.as_ptr() as *const c_void) })?;
+                    check(&self.name, &format!("hipModuleLoadData({})", m.label()), unsafe {
+                        hip::hipModuleLoadData(&mut md, img.as_ptr() as *const c_void)
+                    })?;
                     mods.insert(m.clone(), md as usize);
                     md
                 }
@@ -231,9 +306,18 @@ impl Runtime for HipRuntime {
         };
         let cname = CString::new(entry).unwrap();
         let mut f: hip::hipFunction_t = std::ptr::null_mut();
-        check(&self.name, &format!("hipModuleGetFunction({entry} in {})", m.label()), unsafe { hip::hipModuleGetFunction(&mut f, module, cname.as_ptr()) })?;
+        check(
+            &self.name,
+            &format!("hipModuleGetFunction({entry} in {})", m.label()),
+            unsafe { hip::hipModuleGetFunction(&mut f, module, cname.as_ptr()) },
+        )?;
         let f = Func(f as usize as u64);
-        self.funcs.lock().unwrap().entry(m.clone()).or_default().insert(entry, f);
+        self.funcs
+            .lock()
+            .unwrap()
+            .entry(m.clone())
+            .or_default()
+            .insert(entry, f);
         Ok(f)
     }
 
@@ -261,13 +345,19 @@ impl Runtime for HipRuntime {
             return check(&self.name, &format!("hipModuleLaunchKernel({})", launch_label(l)), r);
         }
         if self.sync_each {
-            check(&self.name, &format!("hipDeviceSynchronize(after {})", launch_label(l)), unsafe { hip::hipDeviceSynchronize() })?;
+            check(
+                &self.name,
+                &format!("hipDeviceSynchronize(after {})", launch_label(l)),
+                unsafe { hip::hipDeviceSynchronize() },
+            )?;
         }
         Ok(())
     }
 
     fn sync(&self) -> Result<()> {
         self.bind()?;
-        check(&self.name, "hipDeviceSynchronize", unsafe { hip::hipDeviceSynchronize() })
+        check(&self.name, "hipDeviceSynchronize", unsafe {
+            hip::hipDeviceSynchronize()
+        })
     }
 }

@@ -25,11 +25,25 @@ pub struct EmuRuntime {
 impl EmuRuntime {
     /// None when no C++20 compiler is found (`WGLLM_EMU_CXX`, else clang++-19, clang++).
     pub fn new() -> Option<EmuRuntime> {
-        let cands: Vec<String> = std::env::var("WGLLM_EMU_CXX").map(|c| vec![c]).unwrap_or_else(|_| vec!["clang++-19".into(), "clang++".into()]);
-        let cxx = cands.into_iter().find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))?;
+        let cands: Vec<String> = std::env::var("WGLLM_EMU_CXX")
+            .map(|c| vec![c])
+            .unwrap_or_else(|_| vec!["clang++-19".into(), "clang++".into()]);
+        let cxx = cands.into_iter().find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })?;
         let dir = std::env::temp_dir().join(format!("wgllm-emu-{}", std::process::id()));
         std::fs::create_dir_all(&dir).ok()?;
-        Some(EmuRuntime { cxx, dir, libs: Mutex::default(), funcs: FuncCache::default(), allocs: Mutex::default(), launching: Mutex::new(()) })
+        Some(EmuRuntime {
+            cxx,
+            dir,
+            libs: Mutex::default(),
+            funcs: FuncCache::default(),
+            allocs: Mutex::default(),
+            launching: Mutex::new(()),
+        })
     }
 
     pub fn backend(self) -> NativeBackend {
@@ -57,7 +71,11 @@ impl EmuRuntime {
                 .output()
                 .map_err(|e| Error::Other(format!("{}: {e}", self.cxx)))?;
             if !out.status.success() {
-                return Err(Error::Device { device: "emu".into(), call: format!("{} ({})", self.cxx, m.label()), detail: String::from_utf8_lossy(&out.stderr).into() });
+                return Err(Error::Device {
+                    device: "emu".into(),
+                    call: format!("{} ({})", self.cxx, m.label()),
+                    detail: String::from_utf8_lossy(&out.stderr).into(),
+                });
             }
         }
         unsafe { libloading::Library::new(&so) }.map_err(|e| Error::Other(format!("dlopen {}: {e}", so.display())))
@@ -105,9 +123,15 @@ impl Runtime for EmuRuntime {
             libs.insert(m.clone(), lib);
         }
         let sym = format!("wg_emu_launch_{entry}");
-        let f: libloading::Symbol<LaunchFn> = unsafe { libs[m].get(sym.as_bytes()) }.map_err(|e| Error::Other(format!("{sym} in {}: {e}", m.label())))?;
+        let f: libloading::Symbol<LaunchFn> =
+            unsafe { libs[m].get(sym.as_bytes()) }.map_err(|e| Error::Other(format!("{sym} in {}: {e}", m.label())))?;
         let f = Func(*f as usize as u64);
-        self.funcs.lock().unwrap().entry(m.clone()).or_default().insert(entry, f);
+        self.funcs
+            .lock()
+            .unwrap()
+            .entry(m.clone())
+            .or_default()
+            .insert(entry, f);
         Ok(f)
     }
     fn launch(&self, f: Func, l: &Launch) -> Result<()> {
@@ -146,7 +170,9 @@ mod tests {
     #[test]
     #[ignore = "slow (compiles every module with clang++ and runs kernels on 256 host threads)"]
     fn hip_kernels_match_the_reference_on_the_host() {
-        let Some(rt) = EmuRuntime::new() else { panic!("no clang++ for the host emulation") };
+        let Some(rt) = EmuRuntime::new() else {
+            panic!("no clang++ for the host emulation")
+        };
         let dev = rt.backend();
         let filter = std::env::var("WGLLM_EMU_FILTER").unwrap_or_default();
         let quick_only = std::env::var("WGLLM_EMU_QUICK").is_ok_and(|v| v == "1");

@@ -36,7 +36,8 @@ pub enum Arg {
 pub struct Func(pub u64);
 
 /// Loaded functions by module and entry (looked up on every launch without allocating).
-pub type FuncCache = std::sync::Mutex<std::collections::HashMap<ModuleKey, std::collections::HashMap<&'static str, Func>>>;
+pub type FuncCache =
+    std::sync::Mutex<std::collections::HashMap<ModuleKey, std::collections::HashMap<&'static str, Func>>>;
 
 /// Each argument in its own 8-byte slot. Little endian: a slot's address is also the address of
 /// a u32 or f32 argument, so `cuLaunchKernel` / `hipModuleLaunchKernel` read each at its size.
@@ -125,11 +126,18 @@ impl NativeBackend {
 
     /// The device address of `t`'s first element, after checking it lives on this device.
     fn addr(&self, t: &Tensor) -> Result<u64> {
-        let s = t.storage.as_any().downcast_ref::<NativeStorage>().filter(|_| *t.device == *self.name);
+        let s = t
+            .storage
+            .as_any()
+            .downcast_ref::<NativeStorage>()
+            .filter(|_| *t.device == *self.name);
         let s = s.ok_or_else(|| Error::Other(format!("tensor on {} used on {}", t.device, self.name)))?;
         let (a, n) = (t.byte_offset(), t.nbytes());
         if a + n > s.bytes {
-            return Err(Error::Other(format!("{}: tensor region {a}+{n} past a buffer of {} bytes", self.name, s.bytes)));
+            return Err(Error::Other(format!(
+                "{}: tensor region {a}+{n} past a buffer of {} bytes",
+                self.name, s.bytes
+            )));
         }
         Ok(s.ptr + a as u64)
     }
@@ -152,14 +160,23 @@ impl Backend for NativeBackend {
             dtype,
             shape: shape.to_vec(),
             offset: 0,
-            storage: Arc::new(NativeStorage { ptr, bytes, rt: self.rt.clone() }),
+            storage: Arc::new(NativeStorage {
+                ptr,
+                bytes,
+                rt: self.rt.clone(),
+            }),
             device: Arc::from(self.name.as_str()),
         })
     }
 
     fn upload(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
         if bytes.len() != t.nbytes() {
-            return Err(Error::Other(format!("{}: upload of {} bytes to a tensor of {}", self.name, bytes.len(), t.nbytes())));
+            return Err(Error::Other(format!(
+                "{}: upload of {} bytes to a tensor of {}",
+                self.name,
+                bytes.len(),
+                t.nbytes()
+            )));
         }
         let a = self.addr(t)?;
         if bytes.is_empty() {

@@ -45,7 +45,10 @@ pub fn supports(desc: &OpDesc) -> Support {
     }
     for t in desc.inputs.iter().chain(&desc.outputs) {
         if t.numel() > u32::MAX as usize {
-            return Support::No(format!("an operand of {} elements: the hip/ kernels index with 32 bits", t.numel()));
+            return Support::No(format!(
+                "an operand of {} elements: the hip/ kernels index with 32 bits",
+                t.numel()
+            ));
         }
     }
     if let Some(q) = desc.inputs.iter().find(|t| t.dtype.is_quant()) {
@@ -56,7 +59,9 @@ pub fn supports(desc: &OpDesc) -> Support {
         Op::Attention { .. } => {
             let dh = i[0].shape[2];
             if dh > ATTENTION_MAX_DH {
-                return Support::No(format!("head_dim {dh} > {ATTENTION_MAX_DH}: hip/attention.hip keeps one output dim per thread"));
+                return Support::No(format!(
+                    "head_dim {dh} > {ATTENTION_MAX_DH}: hip/attention.hip keeps one output dim per thread"
+                ));
             }
             Support::Yes
         }
@@ -85,14 +90,21 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::Copy
         | Op::Cast => Support::Yes,
         // Qwen3.5's ops (issue 4) have WGSL kernels only so far
-        Op::EmbeddingShard { .. } | Op::CausalConv1d | Op::CausalConv1dUpdate | Op::GdnRecurrent | Op::GdnChunked | Op::RmsNormGated { .. } | Op::GatedAttention { .. } => {
-            Support::No(format!("no hip/ kernel for {} yet", desc.op.name()))
-        }
+        Op::EmbeddingShard { .. }
+        | Op::CausalConv1d
+        | Op::CausalConv1dUpdate
+        | Op::GdnRecurrent
+        | Op::GdnChunked
+        | Op::RmsNormGated { .. }
+        | Op::GatedAttention { .. } => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
     }
 }
 
 fn module(file: &'static str, defines: &[(&'static str, DType)]) -> ModuleKey {
-    ModuleKey { file, defines: defines.iter().map(|(k, d)| (*k, ty(*d))).collect() }
+    ModuleKey {
+        file,
+        defines: defines.iter().map(|(k, d)| (*k, ty(*d))).collect(),
+    }
 }
 
 fn u(x: usize) -> u32 {
@@ -110,7 +122,14 @@ fn stride_grid(n: usize) -> (u32, u64) {
 pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Launch> {
     let (i, o) = (&desc.inputs, &desc.outputs);
     let p = |a: u64| Arg::Ptr(a);
-    let one = |module: ModuleKey, entry: &'static str, grid: (u32, u32), args: Vec<Arg>| vec![Launch { module, entry, grid, args }];
+    let one = |module: ModuleKey, entry: &'static str, grid: (u32, u32), args: Vec<Arg>| {
+        vec![Launch {
+            module,
+            entry,
+            grid,
+            args,
+        }]
+    };
     match &desc.op {
         Op::Embedding => {
             let (v, d, t) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
@@ -125,10 +144,20 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             let d = i[1].shape[0];
             let rows = i[0].numel() / d;
             one(
-                module("rms_norm.hip", &[("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)]),
+                module(
+                    "rms_norm.hip",
+                    &[("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)],
+                ),
                 "rms_norm",
                 (u(rows), 1),
-                vec![p(ins[0]), p(ins[1]), p(outs[0]), Arg::U32(u(d)), Arg::F32(*eps), Arg::U32(*unit_offset as u32)],
+                vec![
+                    p(ins[0]),
+                    p(ins[1]),
+                    p(outs[0]),
+                    Arg::U32(u(d)),
+                    Arg::F32(*eps),
+                    Arg::U32(*unit_offset as u32),
+                ],
             )
         }
         Op::AddRmsNorm { eps, unit_offset } => {
@@ -137,17 +166,35 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             one(
                 module(
                     "add_rms_norm.hip",
-                    &[("T_A", i[0].dtype), ("T_B", i[1].dtype), ("T_W", i[2].dtype), ("T_S", o[0].dtype), ("T_Y", o[1].dtype)],
+                    &[
+                        ("T_A", i[0].dtype),
+                        ("T_B", i[1].dtype),
+                        ("T_W", i[2].dtype),
+                        ("T_S", o[0].dtype),
+                        ("T_Y", o[1].dtype),
+                    ],
                 ),
                 "add_rms_norm",
                 (u(rows), 1),
-                vec![p(ins[0]), p(ins[1]), p(ins[2]), p(outs[0]), p(outs[1]), Arg::U32(u(d)), Arg::F32(*eps), Arg::U32(*unit_offset as u32)],
+                vec![
+                    p(ins[0]),
+                    p(ins[1]),
+                    p(ins[2]),
+                    p(outs[0]),
+                    p(outs[1]),
+                    Arg::U32(u(d)),
+                    Arg::F32(*eps),
+                    Arg::U32(*unit_offset as u32),
+                ],
             )
         }
         Op::RmsNormRope { eps, rotary_dim } => {
             let s = &i[0].shape;
             one(
-                module("norm_rope.hip", &[("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)]),
+                module(
+                    "norm_rope.hip",
+                    &[("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)],
+                ),
                 "rms_norm_rope",
                 (u(s[0] * s[1]), 1),
                 vec![
@@ -186,20 +233,35 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         }
         Op::Linear => {
             let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
-            let args = vec![p(ins[0]), p(ins[1]), p(outs[0]), Arg::U32(u(m)), Arg::U32(u(n)), Arg::U32(u(k))];
+            let args = vec![
+                p(ins[0]),
+                p(ins[1]),
+                p(outs[0]),
+                Arg::U32(u(m)),
+                Arg::U32(u(n)),
+                Arg::U32(u(k)),
+            ];
             let defs = [("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)];
             if m <= MATVEC_MAX_M {
                 let cols = (BLOCK / wave.max(1)).max(1) as usize;
                 one(module("matvec.hip", &defs), "matvec", (u(n.div_ceil(cols)), 1), args)
             } else {
-                one(module("gemm.hip", &defs), "gemm", (u(n.div_ceil(GEMM_TILE)), u(m.div_ceil(GEMM_TILE))), args)
+                one(
+                    module("gemm.hip", &defs),
+                    "gemm",
+                    (u(n.div_ceil(GEMM_TILE)), u(m.div_ceil(GEMM_TILE))),
+                    args,
+                )
             }
         }
         Op::Attention { n_past, scale } => {
             let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
             let hkv = i[1].shape[1];
             one(
-                module("attention.hip", &[("T_Q", i[0].dtype), ("T_KV", i[1].dtype), ("T_O", o[0].dtype)]),
+                module(
+                    "attention.hip",
+                    &[("T_Q", i[0].dtype), ("T_KV", i[1].dtype), ("T_O", o[0].dtype)],
+                ),
                 "attention",
                 (u(t * hq), 1),
                 vec![
@@ -230,7 +292,10 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             let (blocks, stride) = stride_grid(n);
             let entry = if desc.op == Op::Add { "add" } else { "swiglu" };
             one(
-                module("elementwise.hip", &[("T_A", i[0].dtype), ("T_B", i[1].dtype), ("T_Y", o[0].dtype)]),
+                module(
+                    "elementwise.hip",
+                    &[("T_A", i[0].dtype), ("T_B", i[1].dtype), ("T_Y", o[0].dtype)],
+                ),
                 entry,
                 (blocks, 1),
                 vec![p(ins[0]), p(ins[1]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
@@ -238,11 +303,21 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         }
         Op::Softmax => {
             let (r, c) = (i[0].shape[0], i[0].shape[1]);
-            one(module("softmax.hip", &[("T_X", i[0].dtype), ("T_Y", o[0].dtype)]), "softmax", (u(r), 1), vec![p(ins[0]), p(outs[0]), Arg::U32(u(c))])
+            one(
+                module("softmax.hip", &[("T_X", i[0].dtype), ("T_Y", o[0].dtype)]),
+                "softmax",
+                (u(r), 1),
+                vec![p(ins[0]), p(outs[0]), Arg::U32(u(c))],
+            )
         }
         Op::Argmax => {
             let (r, c) = (i[0].shape[0], i[0].shape[1]);
-            one(module("argmax.hip", &[("T_X", i[0].dtype)]), "argmax", (u(r), 1), vec![p(ins[0]), p(outs[0]), Arg::U32(u(c))])
+            one(
+                module("argmax.hip", &[("T_X", i[0].dtype)]),
+                "argmax",
+                (u(r), 1),
+                vec![p(ins[0]), p(outs[0]), Arg::U32(u(c))],
+            )
         }
         Op::TopK { k } => {
             let (r, c) = (i[0].shape[0], i[0].shape[1]);
@@ -257,8 +332,16 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             let n = o[0].numel();
             let (blocks, stride) = stride_grid(n);
             let e = if i[0].dtype.size() == 2 { "u16" } else { "u32" };
-            let m = ModuleKey { file: "convert.hip", defines: vec![("T_E", e)] };
-            one(m, "copy", (blocks, 1), vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)])
+            let m = ModuleKey {
+                file: "convert.hip",
+                defines: vec![("T_E", e)],
+            };
+            one(
+                m,
+                "copy",
+                (blocks, 1),
+                vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
+            )
         }
         Op::Cast => {
             let n = o[0].numel();
@@ -270,7 +353,13 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
             )
         }
-        Op::EmbeddingShard { .. } | Op::CausalConv1d | Op::CausalConv1dUpdate | Op::GdnRecurrent | Op::GdnChunked | Op::RmsNormGated { .. } | Op::GatedAttention { .. } => {
+        Op::EmbeddingShard { .. }
+        | Op::CausalConv1d
+        | Op::CausalConv1dUpdate
+        | Op::GdnRecurrent
+        | Op::GdnChunked
+        | Op::RmsNormGated { .. }
+        | Op::GatedAttention { .. } => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }
@@ -295,10 +384,22 @@ mod tests {
             let ls = launches(&desc, &vec![0x1000; n_in], &vec![0x2000; n_out], 32);
             assert!(!ls.is_empty(), "{}", c.id);
             for l in ls {
-                let src = super::super::source::file(l.module.file).unwrap_or_else(|| panic!("{}: no hip/{}", c.id, l.module.file));
-                assert!(src.contains(&format!("WG_KERNEL void {}(", l.entry)), "{}: {} has no kernel {}", c.id, l.module.file, l.entry);
+                let src = super::super::source::file(l.module.file)
+                    .unwrap_or_else(|| panic!("{}: no hip/{}", c.id, l.module.file));
+                assert!(
+                    src.contains(&format!("WG_KERNEL void {}(", l.entry)),
+                    "{}: {} has no kernel {}",
+                    c.id,
+                    l.module.file,
+                    l.entry
+                );
                 for (k, _) in &l.module.defines {
-                    assert!(src.contains(&format!("#ifndef {k}")), "{}: {} does not take {k}", c.id, l.module.file);
+                    assert!(
+                        src.contains(&format!("#ifndef {k}")),
+                        "{}: {} does not take {k}",
+                        c.id,
+                        l.module.file
+                    );
                 }
                 assert!(l.grid.0 > 0 && l.grid.1 > 0, "{}: empty grid", c.id);
             }

@@ -44,7 +44,9 @@ fn read(name: &str) -> Result<String, String> {
         None => match name {
             "wgllm_hip.h" => Ok(HEADER.to_string()),
             "cuda_prelude.h" => Ok(CUDA_PRELUDE.to_string()),
-            _ => file(name).map(str::to_string).ok_or_else(|| format!("no kernel source hip/{name}")),
+            _ => file(name)
+                .map(str::to_string)
+                .ok_or_else(|| format!("no kernel source hip/{name}")),
         },
     }
 }
@@ -100,13 +102,17 @@ pub fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("WGLLM_KERNEL_CACHE") {
         return Some(PathBuf::from(d));
     }
-    let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(base.join("wgllm").join("kernels"))
 }
 
 /// A cached image, if present.
 pub fn cache_get(key: &str, ext: &str) -> Option<Vec<u8>> {
-    std::fs::read(cache_dir()?.join(format!("{key}.{ext}"))).ok().filter(|b| !b.is_empty())
+    std::fs::read(cache_dir()?.join(format!("{key}.{ext}")))
+        .ok()
+        .filter(|b| !b.is_empty())
 }
 
 /// Stores an image (atomically: a temp file renamed into place). A cache that cannot be written
@@ -128,7 +134,10 @@ mod tests {
 
     #[test]
     fn text_inlines_the_header_and_defines() {
-        let m = ModuleKey { file: "rms_norm.hip", defines: vec![("T_X", "wg_bf16")] };
+        let m = ModuleKey {
+            file: "rms_norm.hip",
+            defines: vec![("T_X", "wg_bf16")],
+        };
         let t = text(&m, true).unwrap();
         assert!(t.starts_with("#line 1 \"cuda_prelude.h\""));
         assert!(t.contains("#define T_X wg_bf16\n"));

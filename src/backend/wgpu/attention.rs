@@ -24,10 +24,30 @@ const PREFILL_NT: usize = 128;
 /// Prefill tiles (BQ queries, BK keys, TM x TN score micro-tile per thread), most preferred first.
 /// Each satisfies (BQ / TM) * (BK / TN) == PREFILL_NT.
 const TILES: [Tile; 4] = [
-    Tile { bq: 32, bk: 32, tm: 2, tn: 4 },
-    Tile { bq: 32, bk: 16, tm: 2, tn: 2 },
-    Tile { bq: 16, bk: 16, tm: 1, tn: 2 },
-    Tile { bq: 16, bk: 8, tm: 1, tn: 1 },
+    Tile {
+        bq: 32,
+        bk: 32,
+        tm: 2,
+        tn: 4,
+    },
+    Tile {
+        bq: 32,
+        bk: 16,
+        tm: 2,
+        tn: 2,
+    },
+    Tile {
+        bq: 16,
+        bk: 16,
+        tm: 1,
+        tn: 2,
+    },
+    Tile {
+        bq: 16,
+        bk: 8,
+        tm: 1,
+        tn: 1,
+    },
 ];
 
 #[derive(Clone, Copy, Debug)]
@@ -68,7 +88,9 @@ fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
 }
 
 fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
-    TILES.into_iter().find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
+    TILES
+        .into_iter()
+        .find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
 }
 
 /// Workgroup memory of attn_decode in bytes: q_s, sc_s, red_s, acc_s.
@@ -84,22 +106,36 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if t == 0 || hq == 0 {
         return Support::No("empty attention (T or Hq is 0)".into());
     }
-    let words = desc.inputs.iter().chain(&desc.outputs).map(|d| d.numel()).max().unwrap_or(0);
+    let words = desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .map(|d| d.numel())
+        .max()
+        .unwrap_or(0);
     if words as u64 >= u32::MAX as u64 {
         return Support::No(format!("{words} elements overflow the kernels' u32 indexing"));
     }
     let smem_limit = b.caps.max_workgroup_storage as usize;
     if t == 1 {
         if dh / 4 > DECODE_NT {
-            return Support::No(format!("decode head_dim {dh} exceeds {} (4 x workgroup size)", 4 * DECODE_NT));
+            return Support::No(format!(
+                "decode head_dim {dh} exceeds {} (4 x workgroup size)",
+                4 * DECODE_NT
+            ));
         }
         if decode_smem(dh) > smem_limit || DECODE_NT > b.caps.max_invocations as usize {
-            return Support::No(format!("decode head_dim {dh} needs {} B workgroup memory, {DECODE_NT} invocations", decode_smem(dh)));
+            return Support::No(format!(
+                "decode head_dim {dh} needs {} B workgroup memory, {DECODE_NT} invocations",
+                decode_smem(dh)
+            ));
         }
     } else {
         if tile(b, dh).is_none() {
             let need = TILES[TILES.len() - 1].smem(dh);
-            return Support::No(format!("prefill head_dim {dh} needs {need} B workgroup memory, device has {smem_limit}"));
+            return Support::No(format!(
+                "prefill head_dim {dh} needs {need} B workgroup memory, device has {smem_limit}"
+            ));
         }
         if PREFILL_NT > b.caps.max_invocations as usize {
             return Support::No(format!("prefill needs {PREFILL_NT} invocations per workgroup"));
@@ -131,9 +167,16 @@ fn ld4(name: &str, slot: usize, dt: DType) -> String {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::Attention { n_past, scale } = *op else { unreachable!() };
+    let Op::Attention { n_past, scale } = *op else {
+        unreachable!()
+    };
     let (t, hq, hkv, dh) = dims(&i[0].shape, &i[1].shape);
-    let bindings = vec![read("q", i[0].dtype), read("k", i[1].dtype), read("v", i[2].dtype), write("o", o[0].dtype)];
+    let bindings = vec![
+        read("q", i[0].dtype),
+        read("k", i[1].dtype),
+        read("v", i[2].dtype),
+        write("o", o[0].dtype),
+    ];
     let mut body = String::new();
     for (slot, bd) in bindings.iter().take(3).enumerate() {
         body.push_str(&ld4(bd.name, slot, bd.dtype));
@@ -152,14 +195,29 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let tensors = [i[0], i[1], i[2], o[0]];
     if t == 1 {
         body.push_str(DECODE);
-        let key = KernelKey { entry: "attn_decode", bindings, variant: format!("dh{dh}") };
+        let key = KernelKey {
+            entry: "attn_decode",
+            bindings,
+            variant: format!("dh{dh}"),
+        };
         let consts = [("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
-        return b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid((t * hq) as u32));
+        return b.dispatch(
+            &key,
+            &body,
+            &consts,
+            bytemuck::bytes_of(&p),
+            &tensors,
+            grid((t * hq) as u32),
+        );
     }
     let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("attention: no prefill tile fits head_dim {dh}")))?;
     body.push_str(PREFILL);
     p.nqb = t.div_ceil(tl.bq) as u32;
-    let key = KernelKey { entry: "attn_prefill", bindings, variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk) };
+    let key = KernelKey {
+        entry: "attn_prefill",
+        bindings,
+        variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk),
+    };
     let consts = [
         ("DH4", format!("{}u", dh / 4)),
         ("BQ", format!("{}u", tl.bq)),
@@ -168,5 +226,12 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ("TN", format!("{}u", tl.tn)),
         ("NT", format!("{PREFILL_NT}u")),
     ];
-    b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid(p.nqb * hq as u32))
+    b.dispatch(
+        &key,
+        &body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &tensors,
+        grid(p.nqb * hq as u32),
+    )
 }

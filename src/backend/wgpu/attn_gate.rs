@@ -33,7 +33,9 @@ fn decode_smem(dh: usize) -> usize {
     3 * 4 * dh + 4 * DECODE_NT + 4 * 16 + 16 * DECODE_NT + 8 * DECODE_NT
 }
 fn tile(b: &WgpuBackend, dh: usize) -> Option<(usize, usize, usize, usize)> {
-    TILES.into_iter().find(|&(bq, bk, _, _)| prefill_smem(bq, bk, dh) <= b.caps.max_workgroup_storage as usize)
+    TILES
+        .into_iter()
+        .find(|&(bq, bk, _, _)| prefill_smem(bq, bk, dh) <= b.caps.max_workgroup_storage as usize)
 }
 
 #[repr(C)]
@@ -63,20 +65,35 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
         return Support::No("no tokens".into());
     }
     if (b.caps.max_storage_buffers as usize) < BINDINGS {
-        return Support::No(format!("binds {BINDINGS} storage buffers, the device allows {} per stage", b.caps.max_storage_buffers));
+        return Support::No(format!(
+            "binds {BINDINGS} storage buffers, the device allows {} per stage",
+            b.caps.max_storage_buffers
+        ));
     }
-    let words = desc.inputs.iter().chain(&desc.outputs).map(|d| d.numel()).max().unwrap_or(0);
+    let words = desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .map(|d| d.numel())
+        .max()
+        .unwrap_or(0);
     if words as u64 >= u32::MAX as u64 {
         return Support::No(format!("{words} elements overflow the kernels' u32 indexing"));
     }
     let smem = b.caps.max_workgroup_storage as usize;
     if t == 1 {
         if dh / 4 > DECODE_NT || decode_smem(dh) > smem || DECODE_NT > b.caps.max_invocations as usize {
-            return Support::No(format!("decode head_dim {dh} needs {} B workgroup memory and {DECODE_NT} invocations", decode_smem(dh)));
+            return Support::No(format!(
+                "decode head_dim {dh} needs {} B workgroup memory and {DECODE_NT} invocations",
+                decode_smem(dh)
+            ));
         }
     } else if tile(b, dh).is_none() || PREFILL_NT > b.caps.max_invocations as usize {
         let (bq, bk, _, _) = TILES[TILES.len() - 1];
-        return Support::No(format!("prefill head_dim {dh} needs {} B workgroup memory, device has {smem}", prefill_smem(bq, bk, dh)));
+        return Support::No(format!(
+            "prefill head_dim {dh} needs {} B workgroup memory, device has {smem}",
+            prefill_smem(bq, bk, dh)
+        ));
     }
     Support::Yes
 }
@@ -109,7 +126,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
 /// `out_dtype` is the dtype the output binding is compiled for: always `o[0].dtype`, except in
 /// the test that shows what taking it from the input would do.
 pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor], out_dtype: DType) -> Result<()> {
-    let Op::GatedAttention { n_past, scale, eps, rotary_dim } = *op else { unreachable!() };
+    let Op::GatedAttention {
+        n_past,
+        scale,
+        eps,
+        rotary_dim,
+    } = *op
+    else {
+        unreachable!()
+    };
     let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2] / 2);
     let hkv = i[1].shape[1];
     let bindings: Vec<Binding> = vec![
@@ -145,14 +170,23 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], o[0], o[1], o[2]];
     if t == 1 {
         body.push_str(DECODE);
-        let key = KernelKey { entry: "attn_gate_decode", bindings, variant: format!("dh{dh}") };
+        let key = KernelKey {
+            entry: "attn_gate_decode",
+            bindings,
+            variant: format!("dh{dh}"),
+        };
         let consts = [("DH4", format!("{}u", dh / 4)), ("NTD", format!("{DECODE_NT}u"))];
         return b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid(hq as u32));
     }
-    let (bq, bk, tm, tn) = tile(b, dh).ok_or_else(|| Error::Other(format!("gated_attention: no prefill tile fits head_dim {dh}")))?;
+    let (bq, bk, tm, tn) =
+        tile(b, dh).ok_or_else(|| Error::Other(format!("gated_attention: no prefill tile fits head_dim {dh}")))?;
     body.push_str(PREFILL);
     p.nqb = t.div_ceil(bq) as u32;
-    let key = KernelKey { entry: "attn_gate_prefill", bindings, variant: format!("dh{dh}_q{bq}k{bk}") };
+    let key = KernelKey {
+        entry: "attn_gate_prefill",
+        bindings,
+        variant: format!("dh{dh}_q{bq}k{bk}"),
+    };
     let consts = [
         ("DH4", format!("{}u", dh / 4)),
         ("BQ", format!("{bq}u")),
@@ -161,5 +195,12 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         ("TN", format!("{tn}u")),
         ("NTP", format!("{PREFILL_NT}u")),
     ];
-    b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid(p.nqb * hq as u32))
+    b.dispatch(
+        &key,
+        &body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &tensors,
+        grid(p.nqb * hq as u32),
+    )
 }

@@ -40,8 +40,12 @@ impl WgpuBackend {
     /// an op's bytes reaches at that size, launch and tail included. The threads shrink with the
     /// buffer so each still has four 16-byte loads in flight.
     pub fn read_bandwidth_sized(&self, bytes: usize, copies: usize, iters: usize) -> Result<f64> {
-        let words = (bytes / 16 * 4).max(1024).min((self.caps.max_binding / 16 * 4) as usize);
-        let xs = (0..copies.max(1)).map(|_| self.alloc_tensor(DType::U32, &[words])).collect::<Result<Vec<_>>>()?;
+        let words = (bytes / 16 * 4)
+            .max(1024)
+            .min((self.caps.max_binding / 16 * 4) as usize);
+        let xs = (0..copies.max(1))
+            .map(|_| self.alloc_tensor(DType::U32, &[words]))
+            .collect::<Result<Vec<_>>>()?;
         let threads = (words / 16).div_ceil(256).clamp(1, 1024) as u32 * 256;
         self.sweep_bandwidth(&xs, threads, iters)
     }
@@ -49,21 +53,40 @@ impl WgpuBackend {
     fn sweep_bandwidth(&self, xs: &[crate::tensor::Tensor], threads: u32, iters: usize) -> Result<f64> {
         let words = xs[0].numel();
         let y = self.alloc_tensor(DType::U32, &[threads as usize])?;
-        let p = Params { offs: [0; 8], n_words: words as u32, total_threads: threads, pad: [0; 2] };
+        let p = Params {
+            offs: [0; 8],
+            n_words: words as u32,
+            total_threads: threads,
+            pad: [0; 2],
+        };
         let groups = threads / 256;
         let mut best = 0f64;
         // the 16-byte sweep shares bandwidth.wgsl's Params (everything before its entry point)
         let src4 = format!("{}{SRC4}", &SRC[..SRC.find("@compute").unwrap_or(0)]);
-        let kernels = [("read_sweep", SRC, read("x", DType::U32)), ("read_sweep4", src4.as_str(), read4("x", DType::U32))];
+        let kernels = [
+            ("read_sweep", SRC, read("x", DType::U32)),
+            ("read_sweep4", src4.as_str(), read4("x", DType::U32)),
+        ];
         for (entry, src, x_bind) in (0..ROUNDS).flat_map(|_| kernels.iter().cloned()) {
-            let key = KernelKey { entry, bindings: vec![x_bind, write("y", DType::U32)], variant: String::new() };
+            let key = KernelKey {
+                entry,
+                bindings: vec![x_bind, write("y", DType::U32)],
+                variant: String::new(),
+            };
             // warm up (pipeline compile, first touch)
             for x in xs {
                 self.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[x, &y], (groups, 1, 1))?;
             }
             self.wait()?;
             for i in 0..iters {
-                self.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[&xs[i % xs.len()], &y], (groups, 1, 1))?;
+                self.dispatch(
+                    &key,
+                    src,
+                    &[],
+                    bytemuck::bytes_of(&p),
+                    &[&xs[i % xs.len()], &y],
+                    (groups, 1, 1),
+                )?;
             }
             let t0 = std::time::Instant::now();
             self.wait()?;

@@ -83,7 +83,10 @@ pub struct WgpuBackend {
 
 fn slug(name: &str) -> String {
     let base = name.split('(').next().unwrap_or(name).trim().to_ascii_lowercase();
-    let s: String = base.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let s: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
@@ -115,7 +118,11 @@ impl WgpuBackend {
         let feats = adapter.features();
         let limits = adapter.limits();
         let mut want = wgpu::Features::empty();
-        for f in [wgpu::Features::SHADER_F16, wgpu::Features::SUBGROUP, wgpu::Features::TIMESTAMP_QUERY] {
+        for f in [
+            wgpu::Features::SHADER_F16,
+            wgpu::Features::SUBGROUP,
+            wgpu::Features::TIMESTAMP_QUERY,
+        ] {
             if feats.contains(f) {
                 want |= f;
             }
@@ -129,7 +136,11 @@ impl WgpuBackend {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
-        .map_err(|e| Error::Device { device: name.clone(), call: "request_device".into(), detail: e.to_string() })?;
+        .map_err(|e| Error::Device {
+            device: name.clone(),
+            call: "request_device".into(),
+            detail: e.to_string(),
+        })?;
         let errors: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = errors.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.lock().unwrap().push(e.to_string())));
@@ -163,7 +174,13 @@ impl WgpuBackend {
             bind_groups: Mutex::default(),
             next_id: Default::default(),
             scratch: Mutex::default(),
-            rec: Mutex::new(Recorder { profiler: None, encoder: None, pass: None, params: Vec::new(), slots: 0 }),
+            rec: Mutex::new(Recorder {
+                profiler: None,
+                encoder: None,
+                pass: None,
+                params: Vec::new(),
+                slots: 0,
+            }),
             op_lock: Mutex::default(),
             errors,
             dispatches: Default::default(),
@@ -172,7 +189,11 @@ impl WgpuBackend {
     }
 
     fn device_error(&self, call: &str, detail: String) -> Error {
-        Error::Device { device: self.name.clone(), call: call.into(), detail }
+        Error::Device {
+            device: self.name.clone(),
+            call: call.into(),
+            detail,
+        }
     }
 
     /// Errors the device reported asynchronously since the last check.
@@ -197,7 +218,10 @@ impl WgpuBackend {
         // whole 16-byte units, so a buffer can be read as vec4<u32> words (kernel::Access::Read4)
         let bytes = super::qlayout::device_bytes(dtype, numel(shape)).div_ceil(16).max(1) as u64 * 16;
         if bytes > self.caps.max_buffer {
-            return Err(self.device_error("create_buffer", format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer)));
+            return Err(self.device_error(
+                "create_buffer",
+                format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer),
+            ));
         }
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tensor"),
@@ -206,7 +230,13 @@ impl WgpuBackend {
             mapped_at_creation: false,
         });
         let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Tensor { dtype, shape: shape.to_vec(), offset: 0, storage: Arc::new(WgpuStorage { buffer, id }), device: Arc::from(self.name.as_str()) })
+        Ok(Tensor {
+            dtype,
+            shape: shape.to_vec(),
+            offset: 0,
+            storage: Arc::new(WgpuStorage { buffer, id }),
+            device: Arc::from(self.name.as_str()),
+        })
     }
 
     /// A scratch tensor of at least `n` elements, reused across calls (ops run in order, so one
@@ -223,7 +253,11 @@ impl WgpuBackend {
 
     pub(super) fn upload_bytes(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
         if bytes.len() != t.nbytes() {
-            return Err(Error::Other(format!("upload of {} bytes into a {} byte tensor", bytes.len(), t.nbytes())));
+            return Err(Error::Other(format!(
+                "upload of {} bytes into a {} byte tensor",
+                bytes.len(),
+                t.nbytes()
+            )));
         }
         let buf = &self.storage(t)?.buffer;
         // Recorded work must run before this write lands: submit it first.
@@ -253,7 +287,12 @@ impl WgpuBackend {
     fn upload_grouped(&self, buf: &wgpu::Buffer, t: &Tensor, bytes: &[u8], (bb, gb): (usize, usize)) -> Result<()> {
         let qk = t.dtype.block().0;
         if t.offset % qk != 0 || (t.dtype == DType::Q8_0 && t.offset != 0) {
-            return Err(Error::Other(format!("upload: a {} tensor must start at {} of its buffer, not element {}", t.dtype, if t.dtype == DType::Q8_0 { "block 0" } else { "a block" }, t.offset)));
+            return Err(Error::Other(format!(
+                "upload: a {} tensor must start at {} of its buffer, not element {}",
+                t.dtype,
+                if t.dtype == DType::Q8_0 { "block 0" } else { "a block" },
+                t.offset
+            )));
         }
         let (b0, nblk) = (t.offset / qk, bytes.len() / bb);
         let (g0, g1) = (b0 / 8, (b0 + nblk).div_ceil(8));
@@ -299,18 +338,25 @@ impl WgpuBackend {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("readback"),
+        });
         enc.copy_buffer_to_buffer(buf, off, &staging, 0, size);
         self.queue.submit([enc.finish()]);
         let (tx, rx) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.device_error("poll", e.to_string()))?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| self.device_error("poll", e.to_string()))?;
         rx.recv()
             .map_err(|e| self.device_error("map_async", e.to_string()))?
             .map_err(|e| self.device_error("map_async", e.to_string()))?;
-        let data = staging.get_mapped_range(..).map_err(|e| self.device_error("get_mapped_range", format!("{e:?}")))?.to_vec();
+        let data = staging
+            .get_mapped_range(..)
+            .map_err(|e| self.device_error("get_mapped_range", format!("{e:?}")))?
+            .to_vec();
         staging.unmap();
         self.take_errors("readback")?;
         Ok(data)
@@ -324,7 +370,10 @@ impl WgpuBackend {
         // naga 30 gates subgroup builtins on the device's capabilities; it rejects `enable subgroups;`
         let src = kernel::generate(key, body, consts, &[]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(src.into()) };
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(&label),
+            source: wgpu::ShaderSource::Wgsl(src.into()),
+        };
         let module = if kernel::shader_checks(key.entry) {
             self.device.create_shader_module(desc)
         } else {
@@ -333,12 +382,19 @@ impl WgpuBackend {
             // against Params' m / n / k in the kernel (the harness's ragged shapes pass with the
             // checks off, on lavapipe and the H200), and the device keeps the driver's robust
             // buffer access where it has it.
-            unsafe { self.device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+            unsafe {
+                self.device
+                    .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
         };
         let mut entries = vec![wgpu::BindGroupLayoutEntry {
             binding: 0,
             visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: true, min_binding_size: None },
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: None,
+            },
             count: None,
         }];
         for (k, b) in key.bindings.iter().enumerate() {
@@ -346,15 +402,24 @@ impl WgpuBackend {
                 binding: k as u32 + 1,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: b.access != kernel::Access::Write },
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: b.access != kernel::Access::Write,
+                    },
                     has_dynamic_offset: false,
                     min_binding_size: None,
                 },
                 count: None,
             });
         }
-        let layout = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
-        let pl = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some(&label), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
+        let layout = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(&label),
+            entries: &entries,
+        });
+        let pl = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(&label),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(&label),
             layout: Some(&pl),
@@ -385,8 +450,17 @@ impl WgpuBackend {
         assert_eq!(tensors.len(), key.bindings.len(), "{}: tensors vs bindings", key.entry);
         // `offs` holds one element offset per tensor: 8 in the usual `array<vec4<u32>, 2>`, up to
         // 12 for a kernel whose Params starts with `array<vec4<u32>, 3>`
-        assert!(params.len() >= 32 && params.len() as u64 <= SLOT && params.len() % 16 == 0, "{}: params size", key.entry);
-        assert!(tensors.len() <= 12 && params.len() >= 16 * tensors.len().div_ceil(4), "{}: {} tensors", key.entry, tensors.len());
+        assert!(
+            params.len() >= 32 && params.len() as u64 <= SLOT && params.len() % 16 == 0,
+            "{}: params size",
+            key.entry
+        );
+        assert!(
+            tensors.len() <= 12 && params.len() >= 16 * tensors.len().div_ceil(4),
+            "{}: {} tensors",
+            key.entry,
+            tensors.len()
+        );
         let pipe = self.pipeline(key, body, consts)?;
         let mut bytes = params.to_vec();
         for (k, t) in tensors.iter().enumerate() {
@@ -417,9 +491,16 @@ impl WgpuBackend {
                         }),
                     }];
                     for (k, b) in bufs.iter().enumerate() {
-                        entries.push(wgpu::BindGroupEntry { binding: k as u32 + 1, resource: b.as_entire_binding() });
+                        entries.push(wgpu::BindGroupEntry {
+                            binding: k as u32 + 1,
+                            resource: b.as_entire_binding(),
+                        });
                     }
-                    let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipe.layout, entries: &entries });
+                    let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: None,
+                        layout: &pipe.layout,
+                        entries: &entries,
+                    });
                     if cache.len() >= 8192 {
                         cache.clear();
                     }
@@ -434,17 +515,39 @@ impl WgpuBackend {
         rec.params.resize((slot * SLOT) as usize, 0);
         rec.params.extend_from_slice(&bytes);
         if rec.encoder.is_none() {
-            rec.encoder = Some(self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") }));
+            rec.encoder = Some(
+                self.device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("step") }),
+            );
         }
         if rec.profiler.is_some() {
             // profiling: one pass per dispatch, with begin/end timestamps
-            let Recorder { profiler, encoder, pass, .. } = &mut *rec;
+            let Recorder {
+                profiler,
+                encoder,
+                pass,
+                ..
+            } = &mut *rec;
             *pass = None;
             let tw = profiler.as_mut().unwrap().writes(key.entry);
-            *pass = Some(encoder.as_mut().unwrap().begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(key.entry), timestamp_writes: Some(tw) }).forget_lifetime());
+            *pass = Some(
+                encoder
+                    .as_mut()
+                    .unwrap()
+                    .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(key.entry),
+                        timestamp_writes: Some(tw),
+                    })
+                    .forget_lifetime(),
+            );
         } else if rec.pass.is_none() {
             let enc = rec.encoder.as_mut().unwrap();
-            let pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("step"), timestamp_writes: None }).forget_lifetime();
+            let pass = enc
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("step"),
+                    timestamp_writes: None,
+                })
+                .forget_lifetime();
             rec.pass = Some(pass);
         }
         let pass = rec.pass.as_mut().unwrap();
@@ -468,7 +571,10 @@ impl WgpuBackend {
     /// next step); `Readback::wait` collects the bytes.
     pub fn submit_readback(&self, t: &Tensor) -> Result<Readback> {
         if t.dtype.is_quant() {
-            return Err(Error::Other(format!("submit_readback: {} tensors come back through download (device block order)", t.dtype)));
+            return Err(Error::Other(format!(
+                "submit_readback: {} tensors come back through download (device block order)",
+                t.dtype
+            )));
         }
         let src = &self.storage(t)?.buffer;
         let size = (t.nbytes().div_ceil(4) * 4) as u64;
@@ -483,7 +589,12 @@ impl WgpuBackend {
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        Ok(Readback { buf: staging, rx, len: t.nbytes(), index })
+        Ok(Readback {
+            buf: staging,
+            rx,
+            len: t.nbytes(),
+            index,
+        })
     }
 
     /// Submits everything recorded since the last submit, in one submit.
@@ -491,7 +602,10 @@ impl WgpuBackend {
         self.submit_with(None).map(|_| ())
     }
 
-    fn submit_with(&self, copy: Option<(&wgpu::Buffer, u64, &wgpu::Buffer, u64)>) -> Result<Option<wgpu::SubmissionIndex>> {
+    fn submit_with(
+        &self,
+        copy: Option<(&wgpu::Buffer, u64, &wgpu::Buffer, u64)>,
+    ) -> Result<Option<wgpu::SubmissionIndex>> {
         let mut rec = self.rec.lock().unwrap();
         if rec.slots == 0 && copy.is_none() {
             return self.take_errors("submit").map(|_| None);
@@ -499,7 +613,9 @@ impl WgpuBackend {
         rec.pass = None;
         let mut enc = match rec.encoder.take() {
             Some(e) => e,
-            None => self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") }),
+            None => self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("readback"),
+            }),
         };
         if let Some((src, off, dst, size)) = copy {
             enc.copy_buffer_to_buffer(src, off, dst, 0, size);
@@ -518,7 +634,10 @@ impl WgpuBackend {
         if let Some(n) = profiled {
             let p = rec.profiler.as_ref().unwrap();
             let raw = self.read_raw(&p.resolve, 0, 16 * n)?;
-            let ticks: Vec<u64> = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+            let ticks: Vec<u64> = raw
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
             rec.profiler.as_mut().unwrap().absorb(&ticks);
         }
         drop(rec);
@@ -544,7 +663,10 @@ impl WgpuBackend {
     /// GPU time per kernel entry point since profiling was turned on: (entry, total ns, dispatches).
     pub fn profile(&self) -> Vec<(String, f64, u64)> {
         let rec = self.rec.lock().unwrap();
-        rec.profiler.as_ref().map(|p| p.totals.iter().map(|(k, v)| (k.to_string(), v.0, v.1)).collect()).unwrap_or_default()
+        rec.profiler
+            .as_ref()
+            .map(|p| p.totals.iter().map(|(k, v)| (k.to_string(), v.0, v.1)).collect())
+            .unwrap_or_default()
     }
 
     /// Drops cached bind groups (they keep their buffers alive): call after freeing big tensors.
@@ -560,7 +682,9 @@ impl WgpuBackend {
     /// Waits until the device is idle.
     pub fn wait(&self) -> Result<()> {
         self.submit()?;
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| self.device_error("poll", e.to_string()))?;
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| self.device_error("poll", e.to_string()))?;
         self.take_errors("wait")
     }
 }
@@ -584,13 +708,22 @@ impl Readback {
                 }
                 Err(std::sync::mpsc::TryRecvError::Empty) => {
                     // wait for this submission only, not for steps queued after it
-                    let wait = wgpu::PollType::Wait { submission_index: self.index.clone(), timeout: None };
-                    dev.device.poll(wait).map_err(|e| dev.device_error("poll", e.to_string()))?;
+                    let wait = wgpu::PollType::Wait {
+                        submission_index: self.index.clone(),
+                        timeout: None,
+                    };
+                    dev.device
+                        .poll(wait)
+                        .map_err(|e| dev.device_error("poll", e.to_string()))?;
                 }
                 Err(e) => return Err(dev.device_error("map_async", e.to_string())),
             }
         }
-        let mut v = self.buf.get_mapped_range(..).map_err(|e| dev.device_error("get_mapped_range", format!("{e:?}")))?.to_vec();
+        let mut v = self
+            .buf
+            .get_mapped_range(..)
+            .map_err(|e| dev.device_error("get_mapped_range", format!("{e:?}")))?
+            .to_vec();
         self.buf.unmap();
         v.truncate(self.len);
         dev.take_errors("readback")?;

@@ -22,7 +22,11 @@ struct Params {
 const _: () = assert!(std::mem::size_of::<Params>() == 48);
 
 pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
-    let (t, c, k) = (desc.inputs[0].shape[0], desc.inputs[0].shape[1], desc.inputs[1].shape[1]);
+    let (t, c, k) = (
+        desc.inputs[0].shape[0],
+        desc.inputs[0].shape[1],
+        desc.inputs[1].shape[1],
+    );
     if ((t + k) as u64) * c as u64 >= u32::MAX as u64 {
         return Support::No(format!("{t} x {c} elements exceed u32 indexing"));
     }
@@ -38,9 +42,28 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let key = KernelKey {
         entry,
-        bindings: vec![read("x", i[0].dtype), read("w", i[1].dtype), read("state", i[2].dtype), write("y", o[0].dtype), write("state_out", o[1].dtype)],
+        bindings: vec![
+            read("x", i[0].dtype),
+            read("w", i[1].dtype),
+            read("state", i[2].dtype),
+            write("y", o[0].dtype),
+            write("state_out", o[1].dtype),
+        ],
         variant: String::new(),
     };
-    let p = Params { offs: [0; 8], t: t as u32, c: c as u32, k: k as u32, n: n as u32 };
-    b.dispatch(&key, SRC, &[("WG", format!("{WG}u"))], bytemuck::bytes_of(&p), &[i[0], i[1], i[2], o[0], o[1]], grid((n as u32).div_ceil(WG)))
+    let p = Params {
+        offs: [0; 8],
+        t: t as u32,
+        c: c as u32,
+        k: k as u32,
+        n: n as u32,
+    };
+    b.dispatch(
+        &key,
+        SRC,
+        &[("WG", format!("{WG}u"))],
+        bytemuck::bytes_of(&p),
+        &[i[0], i[1], i[2], o[0], o[1]],
+        grid((n as u32).div_ceil(WG)),
+    )
 }

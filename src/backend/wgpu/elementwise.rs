@@ -28,7 +28,12 @@ pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let n = o[0].numel();
     let (entry, src, bindings, tensors) = match op {
-        Op::SwiGlu if i.len() == 1 => ("swiglu_pairs", SWIGLU_PAIRS, vec![read("x", i[0].dtype), write("y", o[0].dtype)], vec![i[0], o[0]]),
+        Op::SwiGlu if i.len() == 1 => (
+            "swiglu_pairs",
+            SWIGLU_PAIRS,
+            vec![read("x", i[0].dtype), write("y", o[0].dtype)],
+            vec![i[0], o[0]],
+        ),
         Op::SwiGlu | Op::Add => (
             if *op == Op::Add { "add" } else { "swiglu" },
             SRC,
@@ -43,10 +48,25 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ),
         _ => unreachable!("elementwise::record got {}", op.name()),
     };
-    let key = KernelKey { entry, bindings, variant: String::new() };
-    let p = Params { offs: [0; 8], n: n as u32, pad: [0; 3] };
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: String::new(),
+    };
+    let p = Params {
+        offs: [0; 8],
+        n: n as u32,
+        pad: [0; 3],
+    };
     // swiglu_pairs: one output per invocation; the others: two adjacent outputs per invocation
     let per = if entry == "swiglu_pairs" { 1 } else { 2 };
     let groups = (n.div_ceil(per) as u32).div_ceil(WG);
-    b.dispatch(&key, src, &[("WG", format!("{WG}u"))], bytemuck::bytes_of(&p), &tensors, grid(groups))
+    b.dispatch(
+        &key,
+        src,
+        &[("WG", format!("{WG}u"))],
+        bytemuck::bytes_of(&p),
+        &tensors,
+        grid(groups),
+    )
 }

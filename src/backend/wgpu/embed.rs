@@ -62,8 +62,21 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         bindings: vec![read("table", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
         variant: if raw { "raw".into() } else { "cvt".into() },
     };
-    let p = Params { offs: [0; 8], n: n as u32, d: d as u32, v: v.min(u32::MAX as usize) as u32, first: first.min(u32::MAX as usize) as u32 };
+    let p = Params {
+        offs: [0; 8],
+        n: n as u32,
+        d: d as u32,
+        v: v.min(u32::MAX as usize) as u32,
+        first: first.min(u32::MAX as usize) as u32,
+    };
     let groups = (n.div_ceil(2) as u32).div_ceil(WG);
     let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
-    b.dispatch(&key, SRC, &consts, bytemuck::bytes_of(&p), &[table, ids, y], grid(groups))
+    b.dispatch(
+        &key,
+        SRC,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[table, ids, y],
+        grid(groups),
+    )
 }

@@ -70,26 +70,42 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     };
     let smem = b.caps.max_workgroup_storage as usize;
     if NT > b.caps.max_invocations as usize {
-        return Support::No(format!("needs {NT} invocations per workgroup, device has {}", b.caps.max_invocations));
+        return Support::No(format!(
+            "needs {NT} invocations per workgroup, device has {}",
+            b.caps.max_invocations
+        ));
     }
-    if desc.inputs.iter().chain(&desc.outputs).any(|x| x.numel() as u64 >= u32::MAX as u64) {
+    if desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .any(|x| x.numel() as u64 >= u32::MAX as u64)
+    {
         return Support::No("an operand exceeds u32 indexing".into());
     }
     match desc.op {
         Op::GdnRecurrent => {
             if rec_smem(dk) > smem {
-                return Support::No(format!("key head dim {dk} needs {} B workgroup memory, device has {smem}", rec_smem(dk)));
+                return Support::No(format!(
+                    "key head dim {dk} needs {} B workgroup memory, device has {smem}",
+                    rec_smem(dk)
+                ));
             }
         }
         _ => {
             for (what, need) in [("chunk prep", prep_smem()), ("chunk scan", scan_smem(dk))] {
                 if need > smem {
-                    return Support::No(format!("{what} with key head dim {dk} needs {need} B workgroup memory, device has {smem}"));
+                    return Support::No(format!(
+                        "{what} with key head dim {dk} needs {need} B workgroup memory, device has {smem}"
+                    ));
                 }
             }
             let scratch = (t.div_ceil(GDN_CHUNK) * nv * PB * 4) as u64;
             if scratch > b.caps.max_binding {
-                return Support::No(format!("{t} tokens need a {scratch} B chunk scratch, over max_storage_buffer_binding_size {}", b.caps.max_binding));
+                return Support::No(format!(
+                    "{t} tokens need a {scratch} B chunk scratch, over max_storage_buffer_binding_size {}",
+                    b.caps.max_binding
+                ));
             }
         }
     }
@@ -109,7 +125,17 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     }
     let c = i[0].shape[1];
     let dt = |k: usize| i[k].dtype;
-    let mut p = Params { offs: [0; 8], t: t as u32, nk: nk as u32, nv: nv as u32, dk: dk as u32, dv: dv as u32, c: c as u32, group: (nv / nk) as u32, n: 0 };
+    let mut p = Params {
+        offs: [0; 8],
+        t: t as u32,
+        nk: nk as u32,
+        nv: nv as u32,
+        dk: dk as u32,
+        dv: dv as u32,
+        c: c as u32,
+        group: (nv / nk) as u32,
+        n: 0,
+    };
     match op {
         Op::GdnRecurrent => {
             let ntiles = dv.div_ceil(TJ_REC);
@@ -129,9 +155,21 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
                 variant: format!("dk{dk}"),
             };
             let lanes = NT / TJ_REC;
-            let consts = [("DK", format!("{dk}u")), ("NT", format!("{NT}u")), ("TJ", format!("{TJ_REC}u")), ("RMAX", format!("{}u", dk.div_ceil(lanes)))];
+            let consts = [
+                ("DK", format!("{dk}u")),
+                ("NT", format!("{NT}u")),
+                ("TJ", format!("{TJ_REC}u")),
+                ("RMAX", format!("{}u", dk.div_ceil(lanes))),
+            ];
             let body = format!("{COMMON}\n{RECURRENT}");
-            b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &[i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]], grid((nv * ntiles) as u32))
+            b.dispatch(
+                &key,
+                &body,
+                &consts,
+                bytemuck::bytes_of(&p),
+                &[i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]],
+                grid((nv * ntiles) as u32),
+            )
         }
         Op::GdnChunked => {
             let nchunks = t.div_ceil(GDN_CHUNK);
@@ -139,17 +177,45 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
             let pre = b.scratch("gdn_chunk_prep", DType::F32, nchunks * nv * PB)?;
             let key = KernelKey {
                 entry: "gdn_chunk_prep",
-                bindings: vec![read("qkv", dt(0)), read("b", dt(1)), read("a", dt(2)), read("a_log", dt(3)), read("dt_bias", dt(4)), write("pre", DType::F32)],
+                bindings: vec![
+                    read("qkv", dt(0)),
+                    read("b", dt(1)),
+                    read("a", dt(2)),
+                    read("a_log", dt(3)),
+                    read("dt_bias", dt(4)),
+                    write("pre", DType::F32),
+                ],
                 variant: String::new(),
             };
-            let consts = [("C", format!("{GDN_CHUNK}u")), ("NT", format!("{NT}u")), ("DS", format!("{DS}u"))];
+            let consts = [
+                ("C", format!("{GDN_CHUNK}u")),
+                ("NT", format!("{NT}u")),
+                ("DS", format!("{DS}u")),
+            ];
             let body = format!("{COMMON}\n{PREP}");
-            b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &[i[0], i[1], i[2], i[3], i[4], &pre], grid((nchunks * nv) as u32))?;
+            b.dispatch(
+                &key,
+                &body,
+                &consts,
+                bytemuck::bytes_of(&p),
+                &[i[0], i[1], i[2], i[3], i[4], &pre],
+                grid((nchunks * nv) as u32),
+            )?;
             let ntiles = dv.div_ceil(TJ_SCAN);
-            let sp = ScanParams { base: p, ntiles: ntiles as u32, pad: [0; 3] };
+            let sp = ScanParams {
+                base: p,
+                ntiles: ntiles as u32,
+                pad: [0; 3],
+            };
             let key = KernelKey {
                 entry: "gdn_chunk_scan",
-                bindings: vec![read("qkv", dt(0)), read("pre", DType::F32), read("state", DType::F32), write("o", o[0].dtype), write("state_out", DType::F32)],
+                bindings: vec![
+                    read("qkv", dt(0)),
+                    read("pre", DType::F32),
+                    read("state", DType::F32),
+                    write("o", o[0].dtype),
+                    write("state_out", DType::F32),
+                ],
                 variant: format!("dk{dk}{}", if boundary_bug { "_boundary_bug" } else { "" }),
             };
             let consts = [
@@ -160,7 +226,14 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
                 ("TEETH", format!("{}u", boundary_bug as u32)),
             ];
             let body = format!("{COMMON}\n{SCAN}");
-            b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&sp), &[i[0], &pre, i[5], o[0], o[1]], grid((nv * ntiles) as u32))
+            b.dispatch(
+                &key,
+                &body,
+                &consts,
+                bytemuck::bytes_of(&sp),
+                &[i[0], &pre, i[5], o[0], o[1]],
+                grid((nv * ntiles) as u32),
+            )
         }
         _ => unreachable!("gdn::record got {}", op.name()),
     }

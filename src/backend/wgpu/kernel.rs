@@ -30,13 +30,25 @@ pub struct Binding {
 }
 
 pub fn read(name: &'static str, dtype: DType) -> Binding {
-    Binding { name, dtype, access: Access::Read }
+    Binding {
+        name,
+        dtype,
+        access: Access::Read,
+    }
 }
 pub fn read4(name: &'static str, dtype: DType) -> Binding {
-    Binding { name, dtype, access: Access::Read4 }
+    Binding {
+        name,
+        dtype,
+        access: Access::Read4,
+    }
 }
 pub fn write(name: &'static str, dtype: DType) -> Binding {
-    Binding { name, dtype, access: Access::Write }
+    Binding {
+        name,
+        dtype,
+        access: Access::Write,
+    }
 }
 
 /// The typed pipeline-cache key: entry point, its bindings' dtypes, and a variant tag
@@ -80,7 +92,10 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
         let wide = b.dtype.is_quant() || b.dtype.size() == 4;
         match b.access {
             Access::Read4 => {
-                let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read> {n}_v4: array<vec4<u32>>;");
+                let _ = writeln!(
+                    s,
+                    "@group(0) @binding({slot}) var<storage, read> {n}_v4: array<vec4<u32>>;"
+                );
             }
             Access::Read => {
                 let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read> {n}_buf: array<u32>;");
@@ -89,15 +104,26 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
                 } else {
                     let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ let j = {off} + i; return ({n}_buf[j >> 1u] >> ((j & 1u) * 16u)) & 0xffffu; }}");
                 }
-                let _ = writeln!(s, "fn ld_{n}(i: u32) -> {} {{ return {}; }}", ty(b.dtype), decode(b.dtype, &format!("ldbits_{n}(i)")));
+                let _ = writeln!(
+                    s,
+                    "fn ld_{n}(i: u32) -> {} {{ return {}; }}",
+                    ty(b.dtype),
+                    decode(b.dtype, &format!("ldbits_{n}(i)"))
+                );
             }
             Access::Write => {
                 if wide {
-                    let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<u32>;");
+                    let _ = writeln!(
+                        s,
+                        "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<u32>;"
+                    );
                     let _ = writeln!(s, "fn stbits_{n}(i: u32, v: u32) {{ {n}_buf[{off} + i] = v; }}");
                     let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ return {n}_buf[{off} + i]; }}");
                 } else {
-                    let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<atomic<u32>>;");
+                    let _ = writeln!(
+                        s,
+                        "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<atomic<u32>>;"
+                    );
                     let _ = writeln!(
                         s,
                         "fn stbits_{n}(i: u32, v: u32) {{ let j = {off} + i; let sh = (j & 1u) * 16u; \
@@ -105,10 +131,23 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
                     );
                     let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ let j = {off} + i; return (atomicLoad(&{n}_buf[j >> 1u]) >> ((j & 1u) * 16u)) & 0xffffu; }}");
                 }
-                let _ = writeln!(s, "fn st_{n}(i: u32, v: {}) {{ stbits_{n}(i, {}); }}", ty(b.dtype), encode(b.dtype, "v"));
-                let _ = writeln!(s, "fn ld_{n}(i: u32) -> {} {{ return {}; }}", ty(b.dtype), decode(b.dtype, &format!("ldbits_{n}(i)")));
+                let _ = writeln!(
+                    s,
+                    "fn st_{n}(i: u32, v: {}) {{ stbits_{n}(i, {}); }}",
+                    ty(b.dtype),
+                    encode(b.dtype, "v")
+                );
+                let _ = writeln!(
+                    s,
+                    "fn ld_{n}(i: u32) -> {} {{ return {}; }}",
+                    ty(b.dtype),
+                    decode(b.dtype, &format!("ldbits_{n}(i)"))
+                );
                 if wide {
-                    let _ = writeln!(s, "fn st2bits_{n}(i: u32, a: u32, b: u32) {{ stbits_{n}(i, a); stbits_{n}(i + 1u, b); }}");
+                    let _ = writeln!(
+                        s,
+                        "fn st2bits_{n}(i: u32, a: u32, b: u32) {{ stbits_{n}(i, a); stbits_{n}(i + 1u, b); }}"
+                    );
                 } else {
                     let _ = writeln!(
                         s,
@@ -133,7 +172,11 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
 }
 
 fn ty(d: DType) -> &'static str {
-    if d.is_float() { "f32" } else { "u32" }
+    if d.is_float() {
+        "f32"
+    } else {
+        "u32"
+    }
 }
 
 fn decode(d: DType, bits: &str) -> String {

@@ -47,8 +47,20 @@ const _: () = assert!(std::mem::size_of::<Params>() == 48);
 /// A kernel and its shape parameters (each a different pipeline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Plan {
-    Matvec { wg: u32, r: u32, mr: u32, u: u32, sg: bool },
-    Gemm { bm: u32, bn: u32, bk: u32, tm: u32, tn: u32 },
+    Matvec {
+        wg: u32,
+        r: u32,
+        mr: u32,
+        u: u32,
+        sg: bool,
+    },
+    Gemm {
+        bm: u32,
+        bn: u32,
+        bk: u32,
+        tm: u32,
+        tn: u32,
+    },
 }
 
 impl Plan {
@@ -82,7 +94,10 @@ fn fill(src: &str, parts: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(src.len() * 2);
     for line in src.lines() {
         let t = line.trim();
-        match t.strip_prefix("//@").and_then(|name| parts.iter().find(|(n, _)| *n == name)) {
+        match t
+            .strip_prefix("//@")
+            .and_then(|name| parts.iter().find(|(n, _)| *n == name))
+        {
             Some((_, code)) => {
                 let indent = &line[..line.len() - line.trim_start().len()];
                 for l in code.lines() {
@@ -148,16 +163,34 @@ fn matvec_body(r: u32, mr: u32, u: u32, sg: bool) -> String {
             format!("red[{slot}u * WG + lid] = a{r}_{i};\n")
         };
     }
-    let parts = [("decl", decl), ("trip_U", trip(u)), ("trip_1", trip(1)), ("odd", odd), ("to_red", to_red)];
-    fill(&format!("{}{}", if sg { SG_SUM } else { "" }, select_sg(MATVEC, sg)), &parts)
+    let parts = [
+        ("decl", decl),
+        ("trip_U", trip(u)),
+        ("trip_1", trip(1)),
+        ("odd", odd),
+        ("to_red", to_red),
+    ];
+    fill(
+        &format!("{}{}", if sg { SG_SUM } else { "" }, select_sg(MATVEC, sg)),
+        &parts,
+    )
 }
 
 /// shaders/gemm.wgsl with its `//@` lines unrolled over the micro-tile (AM x 4 rows, AN vec4s)
 /// and over the `ap` / `bp` pairs of x / w a thread stages per K step.
 fn gemm_body(am: u32, an: u32, ap: u32, bp: u32) -> String {
     let tile = || (0..am).flat_map(move |h| (0..4).flat_map(move |i| (0..an).map(move |c| (h, i, c))));
-    let (mut decl, mut load, mut stage, mut fma, mut store) = (String::new(), String::new(), String::new(), String::new(), String::new());
-    for (x, n, pairs, tile_pair, sh, first) in [("a", "x", ap, "x_tile_pair", "As", "mt"), ("b", "w", bp, "w_tile_pair", "Bs", "nt")] {
+    let (mut decl, mut load, mut stage, mut fma, mut store) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
+    for (x, n, pairs, tile_pair, sh, first) in [
+        ("a", "x", ap, "x_tile_pair", "As", "mt"),
+        ("b", "w", bp, "w_tile_pair", "Bs", "nt"),
+    ] {
         let stride = if x == "a" { "SA" } else { "SB" };
         for q in 0..pairs {
             decl += &format!("let r{x}{q} = (lid + {q}u * WG) / PAIRS;\nlet k{x}{q} = ((lid + {q}u * WG) % PAIRS) * 2u;\nvar p{n}{q} = vec2<f32>();\n");
@@ -177,7 +210,16 @@ fn gemm_body(am: u32, an: u32, ap: u32, bp: u32) -> String {
         fma += &format!("c{h}_{i}_{c} += a{h}.{lane} * b{c};\n");
         store += &format!("store4(mt + {h}u * HM + ty * 4u + {i}u, nt + {c}u * HN + tx * 4u, c{h}_{i}_{c});\n");
     }
-    fill(GEMM, &[("decl", decl), ("load", load), ("stage", stage), ("fma", fma), ("store", store)])
+    fill(
+        GEMM,
+        &[
+            ("decl", decl),
+            ("load", load),
+            ("stage", stage),
+            ("fma", fma),
+            ("store", store),
+        ],
+    )
 }
 
 /// Keeps the lines of `#ifdef_sg .. #else_sg .. #endif_sg` blocks that belong to `sg`.
@@ -213,7 +255,12 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
         return super::quant::supports(b, desc);
     }
     // Element indices (offset included) are u32 in the kernels.
-    if desc.inputs.iter().chain(&desc.outputs).any(|t| t.numel() > u32::MAX as usize / 2) {
+    if desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .any(|t| t.numel() > u32::MAX as usize / 2)
+    {
         return Support::No("an operand has more than 2^31 elements".into());
     }
     Support::Yes
@@ -222,8 +269,11 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// `WGLLM_MATVEC=WG,R,U` (A/B sweeps of the float matvec): WG a power of two in 32..=256, R in
 /// 1..=8, U in 1..=8; else None.
 fn matvec_override() -> Option<(u32, u32, u32)> {
-    let &[wg, r, u] = super::kernel::env_u32s("WGLLM_MATVEC", 3)?.as_slice() else { return None };
-    (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) && (1..=8).contains(&u)).then_some((wg, r, u))
+    let &[wg, r, u] = super::kernel::env_u32s("WGLLM_MATVEC", 3)?.as_slice() else {
+        return None;
+    };
+    (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r) && (1..=8).contains(&u))
+        .then_some((wg, r, u))
 }
 
 /// The kernel for an M x K x N problem on `b`.
@@ -234,22 +284,50 @@ fn plan(b: &WgpuBackend, m: usize, _k: usize, n: usize) -> Plan {
         // ~10% of the best candidate for M = 1 (3.4-4.2 TB/s) and the best for M = 2..64, where
         // it beat the tiled kernel 2-45x (that one has too few workgroups to hide latency there).
         let mr = m.min(4) as u32;
-        let (wg, r, u) = matvec_override().filter(|&(_, r, _)| r * mr <= MATVEC_MAX_ACC).unwrap_or((64, 2, 4));
-        return Plan::Matvec { wg, r, mr, u, sg: b.caps.subgroup };
+        let (wg, r, u) = matvec_override()
+            .filter(|&(_, r, _)| r * mr <= MATVEC_MAX_ACC)
+            .unwrap_or((64, 2, 4));
+        return Plan::Matvec {
+            wg,
+            r,
+            mr,
+            u,
+            sg: b.caps.subgroup,
+        };
     }
     // Bigger tiles once there are enough of them for every multiprocessor (17-25 TFLOP/s).
     let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
     if tiles(128, 128) >= 512 {
-        Plan::Gemm { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 }
+        Plan::Gemm {
+            bm: 128,
+            bn: 128,
+            bk: 16,
+            tm: 8,
+            tn: 8,
+        }
     } else if tiles(128, 64) >= 256 {
-        Plan::Gemm { bm: 128, bn: 64, bk: 16, tm: 8, tn: 4 }
+        Plan::Gemm {
+            bm: 128,
+            bn: 64,
+            bk: 16,
+            tm: 8,
+            tn: 4,
+        }
     } else {
-        Plan::Gemm { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 }
+        Plan::Gemm {
+            bm: 64,
+            bn: 64,
+            bk: 16,
+            tm: 4,
+            tn: 4,
+        }
     }
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::Linear = op else { unreachable!("linear::record got {}", op.name()) };
+    let Op::Linear = op else {
+        unreachable!("linear::record got {}", op.name())
+    };
     let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
     if i[1].dtype.is_quant() {
         return super::quant::record_linear(b, i, o);
@@ -269,7 +347,9 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
     }
     let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
-    let aligned = [i[0], i[1]].iter().all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
+    let aligned = [i[0], i[1]]
+        .iter()
+        .all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
     let mut consts = vec![
         ("X_KIND", format!("{}u", kind(i[0].dtype))),
         ("W_KIND", format!("{}u", kind(i[1].dtype))),
@@ -285,17 +365,40 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
         Plan::Gemm { bm, bn, bk, tm, tn } => {
             let wg = (bm / tm) * (bn / tn);
             assert!(matches!(tm, 4 | 8) && matches!(tn, 4 | 8) && bk % 2 == 0);
-            assert!((bm * bk / 2) % wg == 0 && (bn * bk / 2) % wg == 0, "gemm tile loads must divide evenly");
-            consts.extend([("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn), ("WG", wg)].map(|(c, v)| (c, format!("{v}u"))));
+            assert!(
+                (bm * bk / 2) % wg == 0 && (bn * bk / 2) % wg == 0,
+                "gemm tile loads must divide evenly"
+            );
+            consts.extend(
+                [("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn), ("WG", wg)]
+                    .map(|(c, v)| (c, format!("{v}u"))),
+            );
             ("gemm", body(plan), m.div_ceil(bm as usize) * n.div_ceil(bn as usize))
         }
     };
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    let key = KernelKey { entry, bindings, variant: format!("{}{}", plan.variant(), if aligned { "a" } else { "" }) };
-    let p = Params { offs: [0; 8], m: m as u32, n: n as u32, k: k as u32, pad: 0 };
-    b.dispatch(&key, body, &consts, bytemuck::bytes_of(&p), &[i[0], i[1], o[0]], grid(groups as u32))
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: format!("{}{}", plan.variant(), if aligned { "a" } else { "" }),
+    };
+    let p = Params {
+        offs: [0; 8],
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        pad: 0,
+    };
+    b.dispatch(
+        &key,
+        body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[i[0], i[1], o[0]],
+        grid(groups as u32),
+    )
 }
 
 #[cfg(test)]
@@ -309,11 +412,35 @@ mod tests {
     use crate::parity::case::{input, Init};
     use crate::parity::compare::{compare, tolerance};
 
-    fn check(b: &WgpuBackend, plan: Plan, (xd, wd, yd): (DType, DType, DType), (m, k, n): (usize, usize, usize), off: usize) {
-        let xi = input(xd, &[m, k], Init::Normal { seed: (m * 31 + k * 7 + n) as u64, std: 1.0 });
-        let wi = input(wd, &[n, k], Init::Normal { seed: (k * 13 + n) as u64, std: 1.0 / (k as f32).sqrt() });
+    fn check(
+        b: &WgpuBackend,
+        plan: Plan,
+        (xd, wd, yd): (DType, DType, DType),
+        (m, k, n): (usize, usize, usize),
+        off: usize,
+    ) {
+        let xi = input(
+            xd,
+            &[m, k],
+            Init::Normal {
+                seed: (m * 31 + k * 7 + n) as u64,
+                std: 1.0,
+            },
+        );
+        let wi = input(
+            wd,
+            &[n, k],
+            Init::Normal {
+                seed: (k * 13 + n) as u64,
+                std: 1.0 / (k as f32).sqrt(),
+            },
+        );
         let cpu = CpuBackend::new();
-        let (cx, cw, cy) = (cpu.alloc(xd, &[m, k]).unwrap(), cpu.alloc(wd, &[n, k]).unwrap(), cpu.alloc(yd, &[m, n]).unwrap());
+        let (cx, cw, cy) = (
+            cpu.alloc(xd, &[m, k]).unwrap(),
+            cpu.alloc(wd, &[n, k]).unwrap(),
+            cpu.alloc(yd, &[m, n]).unwrap(),
+        );
         cpu.upload(&cx, &xi.bytes()).unwrap();
         cpu.upload(&cw, &wi.bytes()).unwrap();
         cpu.run(&Op::Linear, &[&cx, &cw], &[&cy]).unwrap();
@@ -329,7 +456,11 @@ mod tests {
         b.flush().unwrap();
         let got = b.download(&gy).unwrap();
         let r = compare(yd, &got, &want, tolerance("linear", yd));
-        assert!(r.is_ok(), "{plan:?} {xd}/{wd}/{yd} {m}x{k}x{n} +{off}: {}", r.unwrap_err());
+        assert!(
+            r.is_ok(),
+            "{plan:?} {xd}/{wd}/{yd} {m}x{k}x{n} +{off}: {}",
+            r.unwrap_err()
+        );
     }
 
     #[test]
@@ -345,13 +476,46 @@ mod tests {
             if sg && !b.caps.subgroup {
                 continue;
             }
-            for (wg, r, mr, u) in [(64, 1, 1, 4), (256, 4, 1, 2), (64, 8, 1, 1), (128, 2, 3, 3), (64, 1, 8, 2)] {
+            for (wg, r, mr, u) in [
+                (64, 1, 1, 4),
+                (256, 4, 1, 2),
+                (64, 8, 1, 1),
+                (128, 2, 3, 3),
+                (64, 1, 8, 2),
+            ] {
                 plans.push((Plan::Matvec { wg, r, mr, u, sg }, mr as usize));
             }
         }
-        plans.push((Plan::Gemm { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8 }, 9));
-        plans.push((Plan::Gemm { bm: 64, bn: 64, bk: 16, tm: 4, tn: 4 }, 5));
-        plans.push((Plan::Gemm { bm: 64, bn: 128, bk: 32, tm: 4, tn: 8 }, 2));
+        plans.push((
+            Plan::Gemm {
+                bm: 128,
+                bn: 128,
+                bk: 16,
+                tm: 8,
+                tn: 8,
+            },
+            9,
+        ));
+        plans.push((
+            Plan::Gemm {
+                bm: 64,
+                bn: 64,
+                bk: 16,
+                tm: 4,
+                tn: 4,
+            },
+            5,
+        ));
+        plans.push((
+            Plan::Gemm {
+                bm: 64,
+                bn: 128,
+                bk: 32,
+                tm: 4,
+                tn: 8,
+            },
+            2,
+        ));
         for (plan, mr) in plans {
             for dt in dts {
                 for (k, n) in [(7, 5), (4097, 13), (300, 131)] {
@@ -394,20 +558,51 @@ mod sweep {
     fn candidates(m: usize) -> Vec<Plan> {
         let mut v = vec![];
         if m == 1 {
-            for (wg, r, u) in [(64, 2, 4), (128, 2, 4), (128, 1, 8), (64, 4, 2), (64, 1, 4), (256, 2, 4)] {
-                v.push(Plan::Matvec { wg, r, mr: 1, u, sg: true });
+            for (wg, r, u) in [
+                (64, 2, 4),
+                (128, 2, 4),
+                (128, 1, 8),
+                (64, 4, 2),
+                (64, 1, 4),
+                (256, 2, 4),
+            ] {
+                v.push(Plan::Matvec {
+                    wg,
+                    r,
+                    mr: 1,
+                    u,
+                    sg: true,
+                });
             }
-            v.push(Plan::Matvec { wg: 64, r: 2, mr: 1, u: 4, sg: false });
+            v.push(Plan::Matvec {
+                wg: 64,
+                r: 2,
+                mr: 1,
+                u: 4,
+                sg: false,
+            });
             return v;
         }
         for mr in [1u32, 2, 4, 8] {
             for r in [1u32, 2] {
                 if mr as usize <= m && r * mr <= MATVEC_MAX_ACC {
-                    v.push(Plan::Matvec { wg: 64, r, mr, u: 4, sg: true });
+                    v.push(Plan::Matvec {
+                        wg: 64,
+                        r,
+                        mr,
+                        u: 4,
+                        sg: true,
+                    });
                 }
             }
         }
-        for (bm, bn, bk, tm, tn) in [(64, 64, 16, 4, 4), (64, 64, 32, 4, 4), (64, 128, 16, 4, 8), (128, 64, 16, 8, 4), (128, 128, 16, 8, 8)] {
+        for (bm, bn, bk, tm, tn) in [
+            (64, 64, 16, 4, 4),
+            (64, 64, 32, 4, 4),
+            (64, 128, 16, 4, 8),
+            (128, 64, 16, 8, 4),
+            (128, 128, 16, 8, 8),
+        ] {
             v.push(Plan::Gemm { bm, bn, bk, tm, tn });
         }
         v
@@ -416,22 +611,57 @@ mod sweep {
     #[test]
     #[ignore = "a timing sweep for tuning plans on a real GPU (WGLLM_BENCH_DEVICE), not a check"]
     fn sweep() {
-        let want = std::env::var("WGLLM_BENCH_DEVICE").unwrap_or_default().to_ascii_lowercase();
+        let want = std::env::var("WGLLM_BENCH_DEVICE")
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         use DType::*;
         let shapes = [
-            (1, 1024, 3072, BF16), (1, 1024, 151936, BF16), (1, 4096, 4096, BF16), (1, 14336, 4096, BF16),
-            (1, 4096, 4096, F32), (2, 4096, 4096, BF16), (4, 4096, 4096, BF16), (8, 4096, 4096, BF16),
-            (16, 4096, 4096, BF16), (32, 4096, 4096, BF16), (64, 4096, 4096, BF16), (512, 1024, 3072, BF16),
-            (512, 4096, 4096, BF16), (2048, 4096, 4096, BF16),
+            (1, 1024, 3072, BF16),
+            (1, 1024, 151936, BF16),
+            (1, 4096, 4096, BF16),
+            (1, 14336, 4096, BF16),
+            (1, 4096, 4096, F32),
+            (2, 4096, 4096, BF16),
+            (4, 4096, 4096, BF16),
+            (8, 4096, 4096, BF16),
+            (16, 4096, 4096, BF16),
+            (32, 4096, 4096, BF16),
+            (64, 4096, 4096, BF16),
+            (512, 1024, 3072, BF16),
+            (512, 4096, 4096, BF16),
+            (2048, 4096, 4096, BF16),
         ];
         let t0 = Instant::now();
         for b in WgpuBackend::all().into_iter().filter(|b| b.name().contains(&want)) {
             let cpu = b.info.device_type == wgpu::DeviceType::Cpu;
-            let gbs = b.read_bandwidth((if cpu { 4usize } else { 256 } << 20).min(b.caps.max_binding as usize), 50).unwrap();
-            println!("{} ({:?}): read_sweep {:.0} GB/s, subgroup {} ({}..{})", b.name(), b.info.backend, gbs / 1e9, b.caps.subgroup, b.caps.subgroup_min, b.caps.subgroup_max);
+            let gbs = b
+                .read_bandwidth(
+                    (if cpu { 4usize } else { 256 } << 20).min(b.caps.max_binding as usize),
+                    50,
+                )
+                .unwrap();
+            println!(
+                "{} ({:?}): read_sweep {:.0} GB/s, subgroup {} ({}..{})",
+                b.name(),
+                b.info.backend,
+                gbs / 1e9,
+                b.caps.subgroup,
+                b.caps.subgroup_min,
+                b.caps.subgroup_max
+            );
             let budget = if cpu { 1e-3 } else { 0.03 };
-            let tiny = (b.alloc(F32, &[1, 2]).unwrap(), vec![b.alloc(BF16, &[1, 2]).unwrap()], b.alloc(F32, &[1, 1]).unwrap());
-            let tiny_plan = Plan::Matvec { wg: 64, r: 1, mr: 1, u: 1, sg: false };
+            let tiny = (
+                b.alloc(F32, &[1, 2]).unwrap(),
+                vec![b.alloc(BF16, &[1, 2]).unwrap()],
+                b.alloc(F32, &[1, 1]).unwrap(),
+            );
+            let tiny_plan = Plan::Matvec {
+                wg: 64,
+                r: 1,
+                mr: 1,
+                u: 1,
+                sg: false,
+            };
             for (m, k, n, wd) in shapes {
                 if cpu && m * k * n > 1 << 24 {
                     continue;
@@ -453,13 +683,21 @@ mod sweep {
                     }
                 }
                 rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-                println!("M{m} K{k} N{n} w{wd} ({copies} copies, empty dispatch {:.1} us, {:.0} s):", empty * 1e6, t0.elapsed().as_secs_f64());
+                println!(
+                    "M{m} K{k} N{n} w{wd} ({copies} copies, empty dispatch {:.1} us, {:.0} s):",
+                    empty * 1e6,
+                    t0.elapsed().as_secs_f64()
+                );
                 for (i, (t, p)) in rows.iter().enumerate() {
                     let net = (t - empty).max(1e-9);
                     if i < 5 || *p == chosen || i + 1 == rows.len() {
                         println!(
                             "  {:<22} {:>9.1} us  net {:>9.1} us  {:>6.0} GB/s  {:>6.1} TFLOP/s{}",
-                            p.variant(), t * 1e6, net * 1e6, wbytes as f64 / net / 1e9, flops / net / 1e12,
+                            p.variant(),
+                            t * 1e6,
+                            net * 1e6,
+                            wbytes as f64 / net / 1e9,
+                            flops / net / 1e12,
                             if *p == chosen { "  <- plan()" } else { "" }
                         );
                     }

@@ -41,7 +41,10 @@ impl WgpuBackend {
             // as bound: whole 16-byte units, q8_0 in its device groups (qlayout.rs)
             let bytes = (qlayout::device_bytes(t.dtype, t.numel()) as u64).div_ceil(16) * 16;
             if bytes > self.caps.max_binding {
-                return Support::No(format!("a {bytes} byte operand exceeds max_storage_buffer_binding_size {}", self.caps.max_binding));
+                return Support::No(format!(
+                    "a {bytes} byte operand exceeds max_storage_buffer_binding_size {}",
+                    self.caps.max_binding
+                ));
             }
         }
         Support::Yes
@@ -71,9 +74,14 @@ impl WgpuBackend {
         }
         let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
         match (op, broken) {
-            (Op::GatedAttention { .. }, Broken::OutDtypeFromInput) => attn_gate::record_impl(self, op, inputs, outputs, inputs[0].dtype),
+            (Op::GatedAttention { .. }, Broken::OutDtypeFromInput) => {
+                attn_gate::record_impl(self, op, inputs, outputs, inputs[0].dtype)
+            }
             (Op::GdnChunked, Broken::ChunkBoundaryOffByOne) => gdn::record_impl(self, op, inputs, outputs, true),
-            _ => Err(crate::error::Error::Other(format!("no broken variant {broken:?} of {}", op.name()))),
+            _ => Err(crate::error::Error::Other(format!(
+                "no broken variant {broken:?} of {}",
+                op.name()
+            ))),
         }
     }
 }

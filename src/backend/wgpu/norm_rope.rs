@@ -28,7 +28,9 @@ pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::RmsNormRope { eps, rotary_dim } = *op else { unreachable!() };
+    let Op::RmsNormRope { eps, rotary_dim } = *op else {
+        unreachable!()
+    };
     let (t, h, d) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
     let wg: u32 = if d > 128 { 128 } else { 64 };
     let key = KernelKey {
@@ -44,6 +46,22 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         variant: format!("wg{wg}"),
     };
     let rows = t * h;
-    let p = Params { offs: [0; 8], rows: rows as u32, heads: h as u32, d: d as u32, rot: rotary_dim as u32, eps, max_pos: i[3].shape[0] as u32, pad: [0; 2] };
-    b.dispatch(&key, SRC, &[("WG", format!("{wg}u"))], bytemuck::bytes_of(&p), &[i[0], i[1], i[2], i[3], i[4], o[0]], grid(rows as u32))
+    let p = Params {
+        offs: [0; 8],
+        rows: rows as u32,
+        heads: h as u32,
+        d: d as u32,
+        rot: rotary_dim as u32,
+        eps,
+        max_pos: i[3].shape[0] as u32,
+        pad: [0; 2],
+    };
+    b.dispatch(
+        &key,
+        SRC,
+        &[("WG", format!("{wg}u"))],
+        bytemuck::bytes_of(&p),
+        &[i[0], i[1], i[2], i[3], i[4], o[0]],
+        grid(rows as u32),
+    )
 }

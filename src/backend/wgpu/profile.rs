@@ -17,21 +17,35 @@ pub struct Profiler {
 
 impl Profiler {
     pub fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Profiler {
-        let queries = device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("profile"), ty: wgpu::QueryType::Timestamp, count: 2 * MAX_DISPATCHES });
+        let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("profile"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * MAX_DISPATCHES,
+        });
         let resolve = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("profile-resolve"),
             size: 16 * MAX_DISPATCHES as u64,
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        Profiler { queries, resolve, labels: Vec::new(), totals: BTreeMap::new(), period_ns: queue.get_timestamp_period() as f64 }
+        Profiler {
+            queries,
+            resolve,
+            labels: Vec::new(),
+            totals: BTreeMap::new(),
+            period_ns: queue.get_timestamp_period() as f64,
+        }
     }
 
     /// Timestamp writes for the next dispatch's own pass.
     pub fn writes(&mut self, entry: &'static str) -> wgpu::ComputePassTimestampWrites<'_> {
         let i = self.labels.len() as u32;
         self.labels.push(entry);
-        wgpu::ComputePassTimestampWrites { query_set: &self.queries, beginning_of_pass_write_index: Some(2 * i), end_of_pass_write_index: Some(2 * i + 1) }
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(2 * i),
+            end_of_pass_write_index: Some(2 * i + 1),
+        }
     }
 
     pub fn full(&self) -> bool {

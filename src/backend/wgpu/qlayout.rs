@@ -43,7 +43,9 @@ pub fn to_device(d: DType, b0: usize, gguf: &[u8], dev: &mut [u8]) {
     let (bb, gb) = group(d).expect("a regrouped type");
     for (j, blk) in gguf.chunks_exact(bb).enumerate() {
         let (g, i) = ((b0 % 8 + j) / 8 * gb, (b0 + j) % 8);
-        runs(d, i, &mut |s, t, n| dev[g + t..g + t + n].copy_from_slice(&blk[s..s + n]));
+        runs(d, i, &mut |s, t, n| {
+            dev[g + t..g + t + n].copy_from_slice(&blk[s..s + n])
+        });
     }
 }
 
@@ -53,7 +55,9 @@ pub fn from_device(d: DType, b0: usize, dev: &[u8], gguf: &mut [u8]) {
     let (bb, gb) = group(d).expect("a regrouped type");
     for (j, blk) in gguf.chunks_exact_mut(bb).enumerate() {
         let (g, i) = ((b0 % 8 + j) / 8 * gb, (b0 + j) % 8);
-        runs(d, i, &mut |s, t, n| blk[s..s + n].copy_from_slice(&dev[g + t..g + t + n]));
+        runs(d, i, &mut |s, t, n| {
+            blk[s..s + n].copy_from_slice(&dev[g + t..g + t + n])
+        });
     }
 }
 
@@ -74,7 +78,11 @@ mod tests {
                 let (mut z, mut f) = (vec![0u8; groups * gb], vec![0xffu8; groups * gb]);
                 to_device(d, b0, &gguf, &mut z);
                 to_device(d, b0, &gguf, &mut f);
-                assert_eq!(z.iter().zip(&f).filter(|(a, b)| a == b).count(), gguf.len(), "{d}: bytes written");
+                assert_eq!(
+                    z.iter().zip(&f).filter(|(a, b)| a == b).count(),
+                    gguf.len(),
+                    "{d}: bytes written"
+                );
                 let mut back = vec![0u8; gguf.len()];
                 from_device(d, b0, &z, &mut back);
                 assert_eq!(back, gguf, "{d} from block {b0}, {n} blocks");

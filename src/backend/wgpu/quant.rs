@@ -124,10 +124,21 @@ fn body(kind: Kind, d: DType) -> &'static str {
     cache.entry((kind, d)).or_insert_with(|| {
         let (ty, extra) = type_src(d);
         let entry = match kind {
-            Kind::Matvec { sg, lanes: Lanes::Words } => select_sg(&format!("{LANES}\n{QDOTS}\n{MATVEC}"), sg),
-            Kind::Matvec { sg, lanes: Lanes::V4 } => select_sg(&format!("{}\n{QDOTS}\n{MATVEC}", v4_src(d).expect("no vec4 lanes")), sg),
-            Kind::Matvec { sg, lanes: Lanes::Limbs } => select_sg(&format!("{XLIMB_BOUND}{DP_Q4K}\n{QDOTS}\n{MATVEC}"), sg),
-            Kind::Matvec { sg, lanes: Lanes::LimbsWg } => select_sg(&format!("{LIMBS}\n{DP_Q4K}\n{QDOTS}\n{MATVEC_XS}"), sg),
+            Kind::Matvec {
+                sg,
+                lanes: Lanes::Words,
+            } => select_sg(&format!("{LANES}\n{QDOTS}\n{MATVEC}"), sg),
+            Kind::Matvec { sg, lanes: Lanes::V4 } => {
+                select_sg(&format!("{}\n{QDOTS}\n{MATVEC}", v4_src(d).expect("no vec4 lanes")), sg)
+            }
+            Kind::Matvec {
+                sg,
+                lanes: Lanes::Limbs,
+            } => select_sg(&format!("{XLIMB_BOUND}{DP_Q4K}\n{QDOTS}\n{MATVEC}"), sg),
+            Kind::Matvec {
+                sg,
+                lanes: Lanes::LimbsWg,
+            } => select_sg(&format!("{LIMBS}\n{DP_Q4K}\n{QDOTS}\n{MATVEC_XS}"), sg),
             Kind::Gemm => GEMM.to_string(),
             Kind::Embed => EMBED.to_string(),
         };
@@ -152,18 +163,32 @@ fn x_kind(d: DType) -> u32 {
 fn wbase(t: &Tensor, what: &str) -> Result<u32> {
     let b = t.byte_offset();
     if b % 4 != 0 || (b + t.nbytes()) as u64 > u32::MAX as u64 {
-        return Err(Error::Other(format!("{what}: {t:?} starts at byte {b}: not word aligned or past u32 byte addresses")));
+        return Err(Error::Other(format!(
+            "{what}: {t:?} starts at byte {b}: not word aligned or past u32 byte addresses"
+        )));
     }
     Ok(b as u32)
 }
 
 /// Size limits of the quantized kernels (the contract itself is `OpDesc::check`).
 pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
-    let w = &desc.inputs[0..2].iter().find(|t| t.dtype.is_quant()).expect("quant::supports without a quantized operand");
+    let w = &desc.inputs[0..2]
+        .iter()
+        .find(|t| t.dtype.is_quant())
+        .expect("quant::supports without a quantized operand");
     if w.nbytes() as u64 + 4 >= u32::MAX as u64 {
-        return Support::No(format!("a {} byte {} operand: the quantized kernels address bytes with 32 bits", w.nbytes(), w.dtype));
+        return Support::No(format!(
+            "a {} byte {} operand: the quantized kernels address bytes with 32 bits",
+            w.nbytes(),
+            w.dtype
+        ));
     }
-    if desc.inputs.iter().chain(&desc.outputs).any(|t| t.numel() > u32::MAX as usize / 2) {
+    if desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .any(|t| t.numel() > u32::MAX as usize / 2)
+    {
         return Support::No("an operand has more than 2^31 elements".into());
     }
     Support::Yes
@@ -178,8 +203,14 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     }
     let kind = match m <= MATVEC_MAX_M {
         true => match lanes(b, x, w)? {
-            Lanes::LimbsWg => Kind::Matvec { sg: sg32(b), lanes: Lanes::LimbsWg },
-            l => Kind::Matvec { sg: b.caps.subgroup, lanes: l },
+            Lanes::LimbsWg => Kind::Matvec {
+                sg: sg32(b),
+                lanes: Lanes::LimbsWg,
+            },
+            l => Kind::Matvec {
+                sg: b.caps.subgroup,
+                lanes: l,
+            },
         },
         false => Kind::Gemm,
     };
@@ -200,7 +231,13 @@ fn lanes(b: &WgpuBackend, x: &Tensor, w: &Tensor) -> Result<Lanes> {
     let k = *w.shape.last().unwrap_or(&0);
     let rowb = w.dtype.nbytes(k);
     let off = std::env::var("WGLLM_QMATVEC_V4").is_ok_and(|v| v == "0");
-    if off || v4_src(w.dtype).is_none() || x.dtype != DType::F32 || x.offset % 4 != 0 || wbase(w, "linear")? % 16 != 0 || rowb % 16 != 0 {
+    if off
+        || v4_src(w.dtype).is_none()
+        || x.dtype != DType::F32
+        || x.offset % 4 != 0
+        || wbase(w, "linear")? % 16 != 0
+        || rowb % 16 != 0
+    {
         return Ok(Lanes::Words);
     }
     let limbs = match std::env::var("WGLLM_QMV_LIMBS").ok().as_deref() {
@@ -251,7 +288,9 @@ fn matvec_plan(n: usize, k: usize, lanes: Lanes, u: Option<u32>) -> (u32, u32, u
 
 /// `WGLLM_QMATVEC=WG,R` (sweeps): WG a power of two in 32..=256, R in 1..=8; else None.
 fn shape_override() -> Option<(u32, u32)> {
-    let &[wg, r] = super::kernel::env_u32s("WGLLM_QMATVEC", 2)?.as_slice() else { return None };
+    let &[wg, r] = super::kernel::env_u32s("WGLLM_QMATVEC", 2)?.as_slice() else {
+        return None;
+    };
     (wg.is_power_of_two() && (32..=256).contains(&wg) && (1..=8).contains(&r)).then_some((wg, r))
 }
 
@@ -301,22 +340,48 @@ fn sg32(b: &WgpuBackend) -> bool {
 /// wrong results, for "what the loads alone reach" lines in docs/BENCHMARKS.md, never for a real
 /// run.
 fn sweep_knobs() -> (Option<u32>, u32) {
-    let u = std::env::var("WGLLM_QMV_U").ok().and_then(|v| v.parse().ok()).filter(|u| [1, 2, 4].contains(u));
-    let diag = std::env::var("WGLLM_QMV_DIAG").ok().and_then(|v| v.parse().ok()).filter(|d| *d <= 3).unwrap_or(0);
+    let u = std::env::var("WGLLM_QMV_U")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|u| [1, 2, 4].contains(u));
+    let diag = std::env::var("WGLLM_QMV_DIAG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|d| *d <= 3)
+        .unwrap_or(0);
     if diag > 0 {
         static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| eprintln!("wgllm: WGLLM_QMV_DIAG={diag}: quantized matvec results are wrong on purpose (a roofline diagnostic)"));
+        SAID.call_once(|| {
+            eprintln!(
+                "wgllm: WGLLM_QMV_DIAG={diag}: quantized matvec results are wrong on purpose (a roofline diagnostic)"
+            )
+        });
     }
     (u, diag)
 }
 
-fn launch_linear(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
+fn launch_linear(
+    b: &WgpuBackend,
+    kind: Kind,
+    shape: Option<(u32, u32)>,
+    x: &Tensor,
+    w: &Tensor,
+    y: &Tensor,
+) -> Result<()> {
     launch_linear_kc(b, kind, shape, None, x, w, y)
 }
 
 /// launch_linear, with qmatvec_xs's chunk of x at most `kc_cap` elements where given (tests: a K
 /// of several chunks).
-fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_cap: Option<usize>, x: &Tensor, w: &Tensor, y: &Tensor) -> Result<()> {
+fn launch_linear_kc(
+    b: &WgpuBackend,
+    kind: Kind,
+    shape: Option<(u32, u32)>,
+    kc_cap: Option<usize>,
+    x: &Tensor,
+    w: &Tensor,
+    y: &Tensor,
+) -> Result<()> {
     let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
     for t in [x, y] {
         if t.offset + t.numel() + 4 > u32::MAX as usize {
@@ -324,16 +389,38 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
         }
     }
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
-    let mut consts = vec![("X_KIND", format!("{}u", x_kind(x.dtype))), ("X_ALIGNED", x_aligned.to_string())];
+    let mut consts = vec![
+        ("X_KIND", format!("{}u", x_kind(x.dtype))),
+        ("X_ALIGNED", x_aligned.to_string()),
+    ];
     let (entry, groups, variant) = match kind {
-        Kind::Matvec { sg, lanes: Lanes::LimbsWg } => {
+        Kind::Matvec {
+            sg,
+            lanes: Lanes::LimbsWg,
+        } => {
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
             let (u, diag) = sweep_knobs();
             let u = u.unwrap_or(2);
             let kc = xs_chunk(b, k, wg, r, sg, kc_cap);
             let soa = xs_soa();
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{}u", u.min(2))), ("KC", format!("{kc}u")), ("DIAG", format!("{diag}u")), ("XS_SOA", soa.to_string())]);
-            ("qmatvec_xs", n.div_ceil((wg / 32 * r) as usize) * m, format!("wg{wg}r{r}u{}kc{kc}d{diag}{}{}", u.min(2), if sg { "sg" } else { "" }, if soa { "s" } else { "" }))
+            consts.extend([
+                ("WG", format!("{wg}u")),
+                ("R", format!("{r}u")),
+                ("U", format!("{}u", u.min(2))),
+                ("KC", format!("{kc}u")),
+                ("DIAG", format!("{diag}u")),
+                ("XS_SOA", soa.to_string()),
+            ]);
+            (
+                "qmatvec_xs",
+                n.div_ceil((wg / 32 * r) as usize) * m,
+                format!(
+                    "wg{wg}r{r}u{}kc{kc}d{diag}{}{}",
+                    u.min(2),
+                    if sg { "sg" } else { "" },
+                    if soa { "s" } else { "" }
+                ),
+            )
         }
         Kind::Matvec { sg, lanes } => {
             let (u, diag) = sweep_knobs();
@@ -341,12 +428,25 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
                 Some((wg, r)) => (wg, r, u.unwrap_or(2)),
                 None => matvec_plan(n, k, lanes, u),
             };
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u")), ("DIAG", format!("{diag}u"))]);
-            ("qmatvec", n.div_ceil(r as usize) * m, format!("wg{wg}r{r}u{u}d{diag}{}{}", if sg { "sg" } else { "" }, match lanes {
-                Lanes::Limbs => "dp",
-                Lanes::V4 => "v4",
-                _ => "",
-            }))
+            consts.extend([
+                ("WG", format!("{wg}u")),
+                ("R", format!("{r}u")),
+                ("U", format!("{u}u")),
+                ("DIAG", format!("{diag}u")),
+            ]);
+            (
+                "qmatvec",
+                n.div_ceil(r as usize) * m,
+                format!(
+                    "wg{wg}r{r}u{u}d{diag}{}{}",
+                    if sg { "sg" } else { "" },
+                    match lanes {
+                        Lanes::Limbs => "dp",
+                        Lanes::V4 => "v4",
+                        _ => "",
+                    }
+                ),
+            )
         }
         Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
         Kind::Embed => unreachable!(),
@@ -358,8 +458,13 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
         entry,
         bindings: vec![
             match kind {
-                Kind::Matvec { lanes: Lanes::V4 | Lanes::LimbsWg, .. } => read4("x", x.dtype),
-                Kind::Matvec { lanes: Lanes::Limbs, .. } => read4("x", DType::U32),
+                Kind::Matvec {
+                    lanes: Lanes::V4 | Lanes::LimbsWg,
+                    ..
+                } => read4("x", x.dtype),
+                Kind::Matvec {
+                    lanes: Lanes::Limbs, ..
+                } => read4("x", DType::U32),
                 _ => read("x", x.dtype),
             },
             read4("w", w.dtype),
@@ -368,12 +473,30 @@ fn launch_linear_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc_c
         variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
     };
     let rowb = w.dtype.nbytes(k) as u32;
-    let p = Params { offs: [0; 8], m: m as u32, n: n as u32, k: k as u32, wbase: wbase(w, "linear")?, rowb, first: 0, pad: [0; 2] };
+    let p = Params {
+        offs: [0; 8],
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        wbase: wbase(w, "linear")?,
+        rowb,
+        first: 0,
+        pad: [0; 2],
+    };
     let xb = match kind {
-        Kind::Matvec { lanes: Lanes::Limbs, .. } => x_limbs(b, x)?,
+        Kind::Matvec {
+            lanes: Lanes::Limbs, ..
+        } => x_limbs(b, x)?,
         _ => x.clone(),
     };
-    b.dispatch(&key, body(kind, w.dtype), &consts, bytemuck::bytes_of(&p), &[&xb, w, y], grid(groups as u32))
+    b.dispatch(
+        &key,
+        body(kind, w.dtype),
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[&xb, w, y],
+        grid(groups as u32),
+    )
 }
 
 /// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 64 == 0, starting on a vec4) into a
@@ -390,11 +513,27 @@ fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
     }
     let blocks = x.numel() / 32;
     let xl = b.scratch("x-limbs", DType::U32, blocks * LIMB_WORDS)?;
-    let key = KernelKey { entry: "xlimbs", bindings: vec![read4("x", DType::F32), write("xl", DType::U32)], variant: String::new() };
-    let p = P { offs: [0; 8], blocks: blocks as u32, slots: (x.shape[1] / 64) as u32, pad: [0; 2] };
+    let key = KernelKey {
+        entry: "xlimbs",
+        bindings: vec![read4("x", DType::F32), write("xl", DType::U32)],
+        variant: String::new(),
+    };
+    let p = P {
+        offs: [0; 8],
+        blocks: blocks as u32,
+        slots: (x.shape[1] / 64) as u32,
+        pad: [0; 2],
+    };
     static SRC: OnceLock<String> = OnceLock::new();
     let src = SRC.get_or_init(|| format!("{LIMBS}\n{XLIMBS}"));
-    b.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[x, &xl], grid(blocks.div_ceil(64) as u32))?;
+    b.dispatch(
+        &key,
+        src,
+        &[],
+        bytemuck::bytes_of(&p),
+        &[x, &xl],
+        grid(blocks.div_ceil(64) as u32),
+    )?;
     Ok(xl)
 }
 
@@ -412,7 +551,10 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
         return Ok(());
     }
     if first + v > u32::MAX as usize {
-        return Err(Error::Other(format!("embedding: vocabulary rows up to {} exceed u32", first + v)));
+        return Err(Error::Other(format!(
+            "embedding: vocabulary rows up to {} exceed u32",
+            first + v
+        )));
     }
     let shard = matches!(op, Op::EmbeddingShard { .. });
     let key = KernelKey {
@@ -422,9 +564,25 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
     };
     let consts = [("WG", format!("{EMBED_WG}u")), ("SHARD", shard.to_string())];
     let rowb = table.dtype.nbytes(d) as u32;
-    let p = Params { offs: [0; 8], m: ids.numel() as u32, n: v as u32, k: d as u32, wbase: wbase(table, "embedding")?, rowb, first: first as u32, pad: [0; 2] };
+    let p = Params {
+        offs: [0; 8],
+        m: ids.numel() as u32,
+        n: v as u32,
+        k: d as u32,
+        wbase: wbase(table, "embedding")?,
+        rowb,
+        first: first as u32,
+        pad: [0; 2],
+    };
     let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
-    b.dispatch(&key, body(Kind::Embed, table.dtype), &consts, bytemuck::bytes_of(&p), &[table, ids, y], grid(groups))
+    b.dispatch(
+        &key,
+        body(Kind::Embed, table.dtype),
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[table, ids, y],
+        grid(groups),
+    )
 }
 
 #[cfg(test)]
@@ -439,20 +597,57 @@ mod tests {
     use crate::parity::case::{input, Init};
     use crate::parity::compare::{compare, tolerance};
 
-    fn check(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, (xd, wd): (DType, DType), (m, k, n): (usize, usize, usize), (xo, wo): (usize, usize)) {
+    fn check(
+        b: &WgpuBackend,
+        kind: Kind,
+        shape: Option<(u32, u32)>,
+        (xd, wd): (DType, DType),
+        (m, k, n): (usize, usize, usize),
+        (xo, wo): (usize, usize),
+    ) {
         check_kc(b, kind, shape, None, (xd, wd), (m, k, n), (xo, wo));
     }
 
-    fn check_kc(b: &WgpuBackend, kind: Kind, shape: Option<(u32, u32)>, kc: Option<usize>, (xd, wd): (DType, DType), (m, k, n): (usize, usize, usize), (xo, wo): (usize, usize)) {
-        let xi = input(xd, &[m, k], Init::Normal { seed: (m * 31 + k) as u64, std: 1.0 });
-        let wi = input(wd, &[n, k], Init::QuantBlocks { seed: (k * 13 + n) as u64 });
+    fn check_kc(
+        b: &WgpuBackend,
+        kind: Kind,
+        shape: Option<(u32, u32)>,
+        kc: Option<usize>,
+        (xd, wd): (DType, DType),
+        (m, k, n): (usize, usize, usize),
+        (xo, wo): (usize, usize),
+    ) {
+        let xi = input(
+            xd,
+            &[m, k],
+            Init::Normal {
+                seed: (m * 31 + k) as u64,
+                std: 1.0,
+            },
+        );
+        let wi = input(
+            wd,
+            &[n, k],
+            Init::QuantBlocks {
+                seed: (k * 13 + n) as u64,
+            },
+        );
         let cpu = CpuBackend::new();
-        let (cx, cw, cy) = (cpu.alloc(xd, &[m, k]).unwrap(), cpu.alloc(wd, &[n, k]).unwrap(), cpu.alloc(DType::F32, &[m, n]).unwrap());
+        let (cx, cw, cy) = (
+            cpu.alloc(xd, &[m, k]).unwrap(),
+            cpu.alloc(wd, &[n, k]).unwrap(),
+            cpu.alloc(DType::F32, &[m, n]).unwrap(),
+        );
         cpu.upload(&cx, &xi.bytes()).unwrap();
         cpu.upload(&cw, &wi.bytes()).unwrap();
         cpu.run(&Op::Linear, &[&cx, &cw], &[&cy]).unwrap();
         let want = cpu.download(&cy).unwrap();
-        let at = |d: DType, off: usize, shape: &[usize]| b.alloc(d, &[off + shape.iter().product::<usize>() + 64]).unwrap().view(off, shape).unwrap();
+        let at = |d: DType, off: usize, shape: &[usize]| {
+            b.alloc(d, &[off + shape.iter().product::<usize>() + 64])
+                .unwrap()
+                .view(off, shape)
+                .unwrap()
+        };
         let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
         b.upload(&gx, &xi.bytes()).unwrap();
         b.upload(&gw, &wi.bytes()).unwrap();
@@ -460,7 +655,11 @@ mod tests {
         b.flush().unwrap();
         let got = b.download(&gy).unwrap();
         let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
-        assert!(r.is_ok(), "{kind:?} {shape:?} kc {kc:?} {xd}/{wd} {m}x{k}x{n} +{xo}/+{wo}: {}", r.unwrap_err());
+        assert!(
+            r.is_ok(),
+            "{kind:?} {shape:?} kc {kc:?} {xd}/{wd} {m}x{k}x{n} +{xo}/+{wo}: {}",
+            r.unwrap_err()
+        );
     }
 
     #[test]
@@ -475,22 +674,70 @@ mod tests {
             let wo = if wd.block().1 % 4 == 0 { 3 * qk } else { 0 };
             for sg in [false, b.caps.subgroup] {
                 for shape in [(32, 1), (64, 4), (128, 3), (32, 8), (64, 6)] {
-                    check(&b, Kind::Matvec { sg, lanes: Lanes::Words }, Some(shape), (DType::F32, wd), (2, 3 * qk, 7), (0, wo));
+                    check(
+                        &b,
+                        Kind::Matvec {
+                            sg,
+                            lanes: Lanes::Words,
+                        },
+                        Some(shape),
+                        (DType::F32, wd),
+                        (2, 3 * qk, 7),
+                        (0, wo),
+                    );
                     if v4_src(wd).is_some() {
                         // rows of whole 256-element groups, w 16-byte aligned (at a 256-element offset
                         // where views may start past block 0)
-                        check(&b, Kind::Matvec { sg, lanes: Lanes::V4 }, Some(shape), (DType::F32, wd), (2, 512, 9), (4, if wo > 0 { 256 } else { 0 }));
+                        check(
+                            &b,
+                            Kind::Matvec { sg, lanes: Lanes::V4 },
+                            Some(shape),
+                            (DType::F32, wd),
+                            (2, 512, 9),
+                            (4, if wo > 0 { 256 } else { 0 }),
+                        );
                     }
                     if wd == DType::Q4K {
-                        check(&b, Kind::Matvec { sg, lanes: Lanes::Limbs }, Some(shape), (DType::F32, wd), (3, 768, 9), (8, 256));
+                        check(
+                            &b,
+                            Kind::Matvec {
+                                sg,
+                                lanes: Lanes::Limbs,
+                            },
+                            Some(shape),
+                            (DType::F32, wd),
+                            (3, 768, 9),
+                            (8, 256),
+                        );
                         // x in chunks of 256 elements (three), and whole
                         for kc in [Some(256), None] {
-                            check_kc(&b, Kind::Matvec { sg: sg && sg32(&b), lanes: Lanes::LimbsWg }, Some(shape), kc, (DType::F32, wd), (3, 768, 37), (8, 256));
+                            check_kc(
+                                &b,
+                                Kind::Matvec {
+                                    sg: sg && sg32(&b),
+                                    lanes: Lanes::LimbsWg,
+                                },
+                                Some(shape),
+                                kc,
+                                (DType::F32, wd),
+                                (3, 768, 37),
+                                (8, 256),
+                            );
                         }
                     }
                 }
             }
-            check(&b, Kind::Matvec { sg: false, lanes: Lanes::Words }, None, (DType::BF16, wd), (1, qk, 5), (2, wo));
+            check(
+                &b,
+                Kind::Matvec {
+                    sg: false,
+                    lanes: Lanes::Words,
+                },
+                None,
+                (DType::BF16, wd),
+                (1, qk, 5),
+                (2, wo),
+            );
             check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
         }
     }
@@ -509,7 +756,17 @@ mod tests {
         }
         for ((k, n), plan) in [((2048, 12800), (32, 3, 2)), ((8192, 2048), (256, 4, 4))] {
             assert_eq!(matvec_plan(n, k, Lanes::Limbs, None), plan);
-            check(&b, Kind::Matvec { sg: b.caps.subgroup, lanes: Lanes::Limbs }, None, (DType::F32, DType::Q4K), (1, k, n), (0, 0));
+            check(
+                &b,
+                Kind::Matvec {
+                    sg: b.caps.subgroup,
+                    lanes: Lanes::Limbs,
+                },
+                None,
+                (DType::F32, DType::Q4K),
+                (1, k, n),
+                (0, 0),
+            );
         }
     }
 
@@ -518,14 +775,61 @@ mod tests {
     #[test]
     fn limb_entries_validate() {
         use super::super::kernel::{generate, validate_wgsl};
-        let consts: Vec<(&str, String)> = [("X_KIND", "0u"), ("X_ALIGNED", "true"), ("WG", "256u"), ("R", "8u"), ("U", "2u"), ("KC", "1024u"), ("DIAG", "0u"), ("XS_SOA", "true")].iter().map(|(a, b)| (*a, b.to_string())).collect();
+        let consts: Vec<(&str, String)> = [
+            ("X_KIND", "0u"),
+            ("X_ALIGNED", "true"),
+            ("WG", "256u"),
+            ("R", "8u"),
+            ("U", "2u"),
+            ("KC", "1024u"),
+            ("DIAG", "0u"),
+            ("XS_SOA", "true"),
+        ]
+        .iter()
+        .map(|(a, b)| (*a, b.to_string()))
+        .collect();
         for (kind, entry) in [
-            (Kind::Matvec { sg: true, lanes: Lanes::LimbsWg }, "qmatvec_xs"),
-            (Kind::Matvec { sg: false, lanes: Lanes::LimbsWg }, "qmatvec_xs"),
-            (Kind::Matvec { sg: true, lanes: Lanes::Limbs }, "qmatvec"),
+            (
+                Kind::Matvec {
+                    sg: true,
+                    lanes: Lanes::LimbsWg,
+                },
+                "qmatvec_xs",
+            ),
+            (
+                Kind::Matvec {
+                    sg: false,
+                    lanes: Lanes::LimbsWg,
+                },
+                "qmatvec_xs",
+            ),
+            (
+                Kind::Matvec {
+                    sg: true,
+                    lanes: Lanes::Limbs,
+                },
+                "qmatvec",
+            ),
         ] {
-            let bindings = vec![if kind == (Kind::Matvec { sg: true, lanes: Lanes::Limbs }) { read4("x", DType::U32) } else { read4("x", DType::F32) }, read4("w", DType::Q4K), write("y", DType::F32)];
-            let key = KernelKey { entry, bindings, variant: String::new() };
+            let bindings = vec![
+                if kind
+                    == (Kind::Matvec {
+                        sg: true,
+                        lanes: Lanes::Limbs,
+                    })
+                {
+                    read4("x", DType::U32)
+                } else {
+                    read4("x", DType::F32)
+                },
+                read4("w", DType::Q4K),
+                write("y", DType::F32),
+            ];
+            let key = KernelKey {
+                entry,
+                bindings,
+                variant: String::new(),
+            };
             let src = generate(&key, body(kind, DType::Q4K), &consts, &[]);
             validate_wgsl(entry, &src).unwrap();
         }
@@ -533,10 +837,21 @@ mod tests {
 
     #[test]
     fn k_must_be_whole_blocks() {
-        let d = OpDesc::new(Op::Linear, vec![TensorDesc::new(DType::F32, &[1, 100]), TensorDesc::new(DType::Q4K, &[3, 100])], vec![TensorDesc::new(DType::F32, &[1, 3])]);
+        let d = OpDesc::new(
+            Op::Linear,
+            vec![
+                TensorDesc::new(DType::F32, &[1, 100]),
+                TensorDesc::new(DType::Q4K, &[3, 100]),
+            ],
+            vec![TensorDesc::new(DType::F32, &[1, 3])],
+        );
         let e = d.check().unwrap_err().to_string();
         assert!(e.contains("q4_k") && e.contains("K = 100"), "{e}");
-        let d = OpDesc::new(Op::Softmax, vec![TensorDesc::new(DType::Q8_0, &[1, 32])], vec![TensorDesc::new(DType::F32, &[1, 32])]);
+        let d = OpDesc::new(
+            Op::Softmax,
+            vec![TensorDesc::new(DType::Q8_0, &[1, 32])],
+            vec![TensorDesc::new(DType::F32, &[1, 32])],
+        );
         assert!(d.check().is_err());
     }
 }

@@ -58,14 +58,45 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
     let chunks = if c > SPLIT { c.div_ceil(4096).min(256) } else { 1 };
     let part = b.scratch("argmax-part", DType::U32, rows * chunks * 2)?;
     let consts = [("WG", format!("{wg}u"))];
-    let mk = |entry| KernelKey { entry, bindings: vec![read("x", x.dtype), write("part", DType::U32), write("idx", DType::U32)], variant: format!("wg{wg}") };
-    let p = Params { offs: [0; 8], rows: rows as u32, c: c as u32, k: chunks as u32, pad: 0 };
+    let mk = |entry| KernelKey {
+        entry,
+        bindings: vec![read("x", x.dtype), write("part", DType::U32), write("idx", DType::U32)],
+        variant: format!("wg{wg}"),
+    };
+    let p = Params {
+        offs: [0; 8],
+        rows: rows as u32,
+        c: c as u32,
+        k: chunks as u32,
+        pad: 0,
+    };
     let t = [x, &part, idx];
     if chunks == 1 {
-        return b.dispatch(&mk("argmax"), ARGMAX, &consts, bytemuck::bytes_of(&p), &t, grid(rows as u32));
+        return b.dispatch(
+            &mk("argmax"),
+            ARGMAX,
+            &consts,
+            bytemuck::bytes_of(&p),
+            &t,
+            grid(rows as u32),
+        );
     }
-    b.dispatch(&mk("argmax_partial"), ARGMAX, &consts, bytemuck::bytes_of(&p), &t, grid((rows * chunks) as u32))?;
-    b.dispatch(&mk("argmax_final"), ARGMAX, &consts, bytemuck::bytes_of(&p), &t, grid(rows as u32))
+    b.dispatch(
+        &mk("argmax_partial"),
+        ARGMAX,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &t,
+        grid((rows * chunks) as u32),
+    )?;
+    b.dispatch(
+        &mk("argmax_final"),
+        ARGMAX,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &t,
+        grid(rows as u32),
+    )
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -86,9 +117,26 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ),
         _ => unreachable!("reduce::record got {}", op.name()),
     };
-    let key = KernelKey { entry, bindings, variant: format!("wg{wg}") };
-    let p = Params { offs: [0; 8], rows: rows as u32, c: c as u32, k: k as u32, pad: 0 };
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: format!("wg{wg}"),
+    };
+    let p = Params {
+        offs: [0; 8],
+        rows: rows as u32,
+        c: c as u32,
+        k: k as u32,
+        pad: 0,
+    };
     let mut tensors = vec![x];
     tensors.extend_from_slice(o);
-    b.dispatch(&key, src, &[("WG", format!("{wg}u"))], bytemuck::bytes_of(&p), &tensors, grid(rows as u32))
+    b.dispatch(
+        &key,
+        src,
+        &[("WG", format!("{wg}u"))],
+        bytemuck::bytes_of(&p),
+        &tensors,
+        grid(rows as u32),
+    )
 }

@@ -28,7 +28,13 @@ struct Params {
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
 pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
-    let biggest = desc.inputs.iter().chain(&desc.outputs).map(|t| t.numel()).max().unwrap_or(0);
+    let biggest = desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .map(|t| t.numel())
+        .max()
+        .unwrap_or(0);
     if biggest as u64 >= u32::MAX as u64 {
         return Support::No(format!("{biggest} elements exceed u32 indexing"));
     }
@@ -71,5 +77,12 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let groups = (n as u32).div_ceil(WG);
     let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
-    b.dispatch(&key, SRC, &consts, bytemuck::bytes_of(&p), &[x, pos, cos, sin, y], grid(groups))
+    b.dispatch(
+        &key,
+        SRC,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[x, pos, cos, sin, y],
+        grid(groups),
+    )
 }

@@ -22,20 +22,47 @@ pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for dt in FLOATS {
         for (t, hq, hkv, dh, n_past, cap) in SHAPES {
-            let kinds = if dt == DType::F32 { vec![(dt, dt)] } else { vec![(dt, dt), (DType::F32, dt)] };
+            let kinds = if dt == DType::F32 {
+                vec![(dt, dt)]
+            } else {
+                vec![(dt, dt), (DType::F32, dt)]
+            };
             for (qdt, kvdt) in kinds {
-                let tag = if qdt == kvdt { format!("{dt},past{n_past}") } else { format!("q{qdt}-kv{kvdt},past{n_past}") };
+                let tag = if qdt == kvdt {
+                    format!("{dt},past{n_past}")
+                } else {
+                    format!("q{qdt}-kv{kvdt},past{n_past}")
+                };
                 let s = seed(&format!("attn{tag}{t}{hq}{hkv}{dh}"));
                 let valid = (n_past + t) * hkv * dh;
                 v.push(Case::new(
                     "attention",
                     &format!("{tag},Hkv{hkv}"),
-                    Op::Attention { n_past, scale: 1.0 / (dh as f32).sqrt() },
+                    Op::Attention {
+                        n_past,
+                        scale: 1.0 / (dh as f32).sqrt(),
+                    },
                     vec![
                         input(qdt, &[t, hq, dh], Init::Normal { seed: s, std: 1.0 }),
                         // rows past n_past + T hold NaN: a kernel that reads them goes red
-                        input(kvdt, &[cap, hkv, dh], Init::NormalNanTail { seed: s + 1, std: 1.0, valid }),
-                        input(kvdt, &[cap, hkv, dh], Init::NormalNanTail { seed: s + 2, std: 1.0, valid }),
+                        input(
+                            kvdt,
+                            &[cap, hkv, dh],
+                            Init::NormalNanTail {
+                                seed: s + 1,
+                                std: 1.0,
+                                valid,
+                            },
+                        ),
+                        input(
+                            kvdt,
+                            &[cap, hkv, dh],
+                            Init::NormalNanTail {
+                                seed: s + 2,
+                                std: 1.0,
+                                valid,
+                            },
+                        ),
                     ],
                     vec![TensorDesc::new(qdt, &[t, hq, dh])],
                 ));

@@ -9,15 +9,33 @@ pub fn cases() -> Vec<Case> {
             if dt == DType::F32 && out == DType::F32 && v.iter().any(|c: &Case| c.id.starts_with("embedding[f32,")) {
                 continue;
             }
-            for (vocab, d, ids) in [(11usize, 7usize, vec![0u32, 10, 3, 3, 11]), (1000, 64, vec![999, 0, 512]), (13, 4097, vec![12, 1, 7, 5, 0, 2, 13])] {
-                let tag = if out == dt { dt.name().to_string() } else { format!("{dt}->{out}") };
+            for (vocab, d, ids) in [
+                (11usize, 7usize, vec![0u32, 10, 3, 3, 11]),
+                (1000, 64, vec![999, 0, 512]),
+                (13, 4097, vec![12, 1, 7, 5, 0, 2, 13]),
+            ] {
+                let tag = if out == dt {
+                    dt.name().to_string()
+                } else {
+                    format!("{dt}->{out}")
+                };
                 let t = ids.len();
                 // the last id of the first and third shapes is past the table: it must give zeros
                 v.push(Case::new(
                     "embedding",
                     &format!("{tag},T{t}"),
                     Op::Embedding,
-                    vec![input(dt, &[vocab, d], Init::Normal { seed: seed(&format!("emb{dt}{vocab}")), std: 1.0 }), input(DType::U32, &[t], Init::U32s(ids))],
+                    vec![
+                        input(
+                            dt,
+                            &[vocab, d],
+                            Init::Normal {
+                                seed: seed(&format!("emb{dt}{vocab}")),
+                                std: 1.0,
+                            },
+                        ),
+                        input(DType::U32, &[t], Init::U32s(ids)),
+                    ],
                     vec![TensorDesc::new(out, &[t, d])],
                 ));
             }
@@ -25,20 +43,48 @@ pub fn cases() -> Vec<Case> {
     }
     // shards of a table: ids below, inside and past the shard; rows outside keep their contents
     for dt in FLOATS {
-        let outs = if dt == DType::F32 { vec![dt] } else { vec![dt, DType::F32] };
+        let outs = if dt == DType::F32 {
+            vec![dt]
+        } else {
+            vec![dt, DType::F32]
+        };
         for out in outs {
-            for (first, vs, d, ids) in [(0usize, 5usize, 7usize, vec![0u32, 4, 5, 9, 2]), (1000, 24, 64, vec![999, 1000, 1023, 1024, 1010, 0]), (7, 6, 4097, vec![12, 6, 7, 13, 9])] {
-                let tag = if out == dt { dt.name().to_string() } else { format!("{dt}->{out}") };
+            for (first, vs, d, ids) in [
+                (0usize, 5usize, 7usize, vec![0u32, 4, 5, 9, 2]),
+                (1000, 24, 64, vec![999, 1000, 1023, 1024, 1010, 0]),
+                (7, 6, 4097, vec![12, 6, 7, 13, 9]),
+            ] {
+                let tag = if out == dt {
+                    dt.name().to_string()
+                } else {
+                    format!("{dt}->{out}")
+                };
                 let t = ids.len();
                 v.push(
                     Case::new(
                         "embedding_shard",
                         &format!("{tag},first{first},T{t}"),
                         Op::EmbeddingShard { first },
-                        vec![input(dt, &[vs, d], Init::Normal { seed: seed(&format!("embs{dt}{vs}{d}")), std: 1.0 }), input(DType::U32, &[t], Init::U32s(ids))],
+                        vec![
+                            input(
+                                dt,
+                                &[vs, d],
+                                Init::Normal {
+                                    seed: seed(&format!("embs{dt}{vs}{d}")),
+                                    std: 1.0,
+                                },
+                            ),
+                            input(DType::U32, &[t], Init::U32s(ids)),
+                        ],
                         vec![TensorDesc::new(out, &[t, d])],
                     )
-                    .with_out_init(0, Init::Normal { seed: seed(&format!("embso{dt}{d}")), std: 1.0 }),
+                    .with_out_init(
+                        0,
+                        Init::Normal {
+                            seed: seed(&format!("embso{dt}{d}")),
+                            std: 1.0,
+                        },
+                    ),
                 );
             }
         }

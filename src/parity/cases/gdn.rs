@@ -14,26 +14,50 @@ fn normal(s: u64, std: f32) -> Init {
 pub fn conv_cases() -> Vec<Case> {
     let mut v = Vec::new();
     // (T, C, K): the tiny model's conv (256 channels), the 0.8B's (6144), odd sizes, K 2 and 3
-    let shapes = [(1, 13, 4), (5, 7, 4), (64, 256, 4), (150, 24, 4), (7, 6144, 4), (9, 11, 3), (4, 5, 2), (2, 3, 4)];
+    let shapes = [
+        (1, 13, 4),
+        (5, 7, 4),
+        (64, 256, 4),
+        (150, 24, 4),
+        (7, 6144, 4),
+        (9, 11, 3),
+        (4, 5, 2),
+        (2, 3, 4),
+    ];
     // (x/y dtype, w dtype, state dtype): same dtype throughout, and the engine's f32 activations
     // and state with 16-bit weights
     let mut kinds: Vec<(DType, DType, DType)> = FLOATS.iter().map(|&d| (d, d, d)).collect();
-    kinds.extend([(DType::F32, DType::BF16, DType::F32), (DType::F32, DType::F16, DType::F32)]);
+    kinds.extend([
+        (DType::F32, DType::BF16, DType::F32),
+        (DType::F32, DType::F16, DType::F32),
+    ]);
     for (xd, wd, sd) in kinds {
-        let tag = if xd == wd && wd == sd { xd.name().to_string() } else { format!("{xd}-w{wd}-s{sd}") };
+        let tag = if xd == wd && wd == sd {
+            xd.name().to_string()
+        } else {
+            format!("{xd}-w{wd}-s{sd}")
+        };
         for (t, c, k) in shapes {
             for update in [false, true] {
                 if update && t != 1 && (t, c) != (5, 7) {
                     continue;
                 }
                 let t = if update { 1 } else { t };
-                let (family, op) = if update { ("causal_conv1d_update", Op::CausalConv1dUpdate) } else { ("causal_conv1d", Op::CausalConv1d) };
+                let (family, op) = if update {
+                    ("causal_conv1d_update", Op::CausalConv1dUpdate)
+                } else {
+                    ("causal_conv1d", Op::CausalConv1d)
+                };
                 let s = seed(&format!("{family}{tag}{t}{c}{k}"));
                 v.push(Case::new(
                     family,
                     &format!("{tag},K{k}"),
                     op,
-                    vec![input(xd, &[t, c], normal(s, 1.0)), input(wd, &[c, k], normal(s + 1, 0.5)), input(sd, &[k - 1, c], normal(s + 2, 1.0))],
+                    vec![
+                        input(xd, &[t, c], normal(s, 1.0)),
+                        input(wd, &[c, k], normal(s + 1, 0.5)),
+                        input(sd, &[k - 1, c], normal(s + 2, 1.0)),
+                    ],
                     vec![TensorDesc::new(xd, &[t, c]), TensorDesc::new(sd, &[k - 1, c])],
                 ));
             }
@@ -45,14 +69,36 @@ pub fn conv_cases() -> Vec<Case> {
 /// One gated-delta-rule case: gates as a trained model has them (A_log = log U(1, 16), dt_bias so
 /// that softplus(dt_bias) = U(0.001, 0.1)), q/k/v like SiLU'd conv outputs.
 #[allow(clippy::too_many_arguments)]
-fn gdn_case(family: &'static str, op: Op, x: DType, w: DType, t: usize, nk: usize, nv: usize, dk: usize, dv: usize, zero_state: bool) -> Case {
-    let tag = format!("{}{},nk{nk}nv{nv}dk{dk}dv{dv}{}", x.name(), if w != x { format!("-w{w}") } else { String::new() }, if zero_state { ",s0" } else { "" });
+fn gdn_case(
+    family: &'static str,
+    op: Op,
+    x: DType,
+    w: DType,
+    t: usize,
+    nk: usize,
+    nv: usize,
+    dk: usize,
+    dv: usize,
+    zero_state: bool,
+) -> Case {
+    let tag = format!(
+        "{}{},nk{nk}nv{nv}dk{dk}dv{dv}{}",
+        x.name(),
+        if w != x { format!("-w{w}") } else { String::new() },
+        if zero_state { ",s0" } else { "" }
+    );
     let s = seed(&format!("{family}{tag}{t}"));
     let mut r = Rng::new(s ^ 5);
     let a_log: Vec<f32> = (0..nv).map(|_| (1.0 + 15.0 * r.uniform()).ln() as f32).collect();
-    let dt_bias: Vec<f32> = (0..nv).map(|_| (0.001f64 + 0.099 * r.uniform()).exp_m1().ln() as f32).collect();
+    let dt_bias: Vec<f32> = (0..nv)
+        .map(|_| (0.001f64 + 0.099 * r.uniform()).exp_m1().ln() as f32)
+        .collect();
     let c = 2 * nk * dk + nv * dv;
-    let state = if zero_state { Init::Values(vec![0.0; nv * dk * dv]) } else { normal(s + 3, 0.2) };
+    let state = if zero_state {
+        Init::Values(vec![0.0; nv * dk * dv])
+    } else {
+        normal(s + 3, 0.2)
+    };
     Case::new(
         family,
         &tag,
@@ -65,7 +111,10 @@ fn gdn_case(family: &'static str, op: Op, x: DType, w: DType, t: usize, nk: usiz
             input(w, &[nv], Init::Values(dt_bias)),
             input(DType::F32, &[nv, dk, dv], state),
         ],
-        vec![TensorDesc::new(x, &[t, nv, dv]), TensorDesc::new(DType::F32, &[nv, dk, dv])],
+        vec![
+            TensorDesc::new(x, &[t, nv, dv]),
+            TensorDesc::new(DType::F32, &[nv, dk, dv]),
+        ],
     )
 }
 
@@ -73,7 +122,12 @@ pub fn gdn_cases() -> Vec<Case> {
     let mut v = Vec::new();
     // (nk, nv, dk, dv): the tiny model's heads; r = 3 with dk != dv; odd sizes; the 0.8B's heads
     let heads = [(2, 4, 32, 32), (2, 6, 16, 24), (1, 1, 5, 7), (16, 16, 128, 128)];
-    let kinds = [(DType::F32, DType::F32), (DType::F32, DType::BF16), (DType::BF16, DType::BF16), (DType::F16, DType::F16)];
+    let kinds = [
+        (DType::F32, DType::F32),
+        (DType::F32, DType::BF16),
+        (DType::BF16, DType::BF16),
+        (DType::F16, DType::F16),
+    ];
     for (x, w) in kinds {
         for (nk, nv, dk, dv) in heads {
             let big = dk == 128;
@@ -82,7 +136,18 @@ pub fn gdn_cases() -> Vec<Case> {
                 if big && (t != 1 || x != DType::F32) {
                     continue;
                 }
-                v.push(gdn_case("gdn_recurrent", Op::GdnRecurrent, x, w, t, nk, nv, dk, dv, false));
+                v.push(gdn_case(
+                    "gdn_recurrent",
+                    Op::GdnRecurrent,
+                    x,
+                    w,
+                    t,
+                    nk,
+                    nv,
+                    dk,
+                    dv,
+                    false,
+                ));
             }
             // chunked vs the recurrent reference across the chunk boundary
             for t in [1usize, 63, 64, 65, 150] {
@@ -94,18 +159,53 @@ pub fn gdn_cases() -> Vec<Case> {
         }
     }
     // a fresh sequence (zero state), prefill and decode
-    v.push(gdn_case("gdn_chunked", Op::GdnChunked, DType::F32, DType::BF16, 100, 2, 4, 32, 32, true));
-    v.push(gdn_case("gdn_recurrent", Op::GdnRecurrent, DType::F32, DType::BF16, 1, 2, 4, 32, 32, true));
+    v.push(gdn_case(
+        "gdn_chunked",
+        Op::GdnChunked,
+        DType::F32,
+        DType::BF16,
+        100,
+        2,
+        4,
+        32,
+        32,
+        true,
+    ));
+    v.push(gdn_case(
+        "gdn_recurrent",
+        Op::GdnRecurrent,
+        DType::F32,
+        DType::BF16,
+        1,
+        2,
+        4,
+        32,
+        32,
+        true,
+    ));
     v
 }
 
 pub fn gated_norm_cases() -> Vec<Case> {
     let mut v = Vec::new();
     let mut kinds: Vec<(DType, DType, DType)> = FLOATS.iter().map(|&d| (d, d, d)).collect();
-    kinds.extend([(DType::F32, DType::BF16, DType::F32), (DType::F32, DType::F32, DType::BF16)]);
+    kinds.extend([
+        (DType::F32, DType::BF16, DType::F32),
+        (DType::F32, DType::F32, DType::BF16),
+    ]);
     for (x, w, y) in kinds {
-        let tag = format!("{x}{}{}", if w != x { format!("-w{w}") } else { String::new() }, if y != x { format!("-y{y}") } else { String::new() });
-        for shape in [&[5usize, 4, 32][..], &[1, 16, 128], &[7, 3, 13], &[65, 16, 128], &[2, 1, 4097]] {
+        let tag = format!(
+            "{x}{}{}",
+            if w != x { format!("-w{w}") } else { String::new() },
+            if y != x { format!("-y{y}") } else { String::new() }
+        );
+        for shape in [
+            &[5usize, 4, 32][..],
+            &[1, 16, 128],
+            &[7, 3, 13],
+            &[65, 16, 128],
+            &[2, 1, 4097],
+        ] {
             let d = shape[2];
             let s = seed(&format!("gn{tag}{shape:?}"));
             let mut r = Rng::new(s ^ 9);
@@ -114,7 +214,11 @@ pub fn gated_norm_cases() -> Vec<Case> {
                 "rms_norm_gated",
                 &tag,
                 Op::RmsNormGated { eps: 1e-6 },
-                vec![input(x, shape, normal(s, 1.5)), input(x, shape, normal(s + 1, 2.0)), input(w, &[d], Init::Values(wv))],
+                vec![
+                    input(x, shape, normal(s, 1.5)),
+                    input(x, shape, normal(s + 1, 2.0)),
+                    input(w, &[d], Init::Values(wv)),
+                ],
                 vec![TensorDesc::new(y, shape)],
             ));
         }
@@ -134,7 +238,13 @@ const ATTN_SHAPES: [(usize, usize, usize, usize, usize, usize, usize); 6] = [
 ];
 
 #[allow(clippy::too_many_arguments)]
-pub fn gated_attention_case(x: DType, w: DType, out: DType, cache: DType, shape: (usize, usize, usize, usize, usize, usize, usize)) -> Case {
+pub fn gated_attention_case(
+    x: DType,
+    w: DType,
+    out: DType,
+    cache: DType,
+    shape: (usize, usize, usize, usize, usize, usize, usize),
+) -> Case {
     let (t, hq, hkv, dh, rot, n_past, cap) = shape;
     let mut tag = format!("{x}->{out}");
     if w != x {
@@ -155,7 +265,12 @@ pub fn gated_attention_case(x: DType, w: DType, out: DType, cache: DType, shape:
     Case::new(
         "gated_attention",
         &tag,
-        Op::GatedAttention { n_past, scale: 1.0 / (dh as f32).sqrt(), eps: 1e-6, rotary_dim: rot },
+        Op::GatedAttention {
+            n_past,
+            scale: 1.0 / (dh as f32).sqrt(),
+            eps: 1e-6,
+            rotary_dim: rot,
+        },
         vec![
             input(x, &[t, hq, 2 * dh], normal(s, 1.0)),
             input(x, &[t, hkv, dh], normal(s + 1, 1.0)),
@@ -165,10 +280,28 @@ pub fn gated_attention_case(x: DType, w: DType, out: DType, cache: DType, shape:
             input(DType::F32, &[512, rot / 2], Init::Values(cos)),
             input(DType::F32, &[512, rot / 2], Init::Values(sin)),
         ],
-        vec![TensorDesc::new(out, &[t, hq, dh]), TensorDesc::new(cache, &[cap, hkv, dh]), TensorDesc::new(cache, &[cap, hkv, dh])],
+        vec![
+            TensorDesc::new(out, &[t, hq, dh]),
+            TensorDesc::new(cache, &[cap, hkv, dh]),
+            TensorDesc::new(cache, &[cap, hkv, dh]),
+        ],
     )
-    .with_out_init(1, Init::NormalNanTail { seed: s + 3, std: 1.0, valid })
-    .with_out_init(2, Init::NormalNanTail { seed: s + 4, std: 1.0, valid })
+    .with_out_init(
+        1,
+        Init::NormalNanTail {
+            seed: s + 3,
+            std: 1.0,
+            valid,
+        },
+    )
+    .with_out_init(
+        2,
+        Init::NormalNanTail {
+            seed: s + 4,
+            std: 1.0,
+            valid,
+        },
+    )
 }
 
 pub fn gated_attention_cases() -> Vec<Case> {

@@ -19,13 +19,27 @@ const SHAPES: [(usize, usize, usize); 11] = [
 ];
 
 fn one(x: DType, w: DType, y: DType, (m, k, n): (usize, usize, usize)) -> Case {
-    let tag = if x == w && w == y { x.name().to_string() } else { format!("x{x}-w{w}-y{y}") };
+    let tag = if x == w && w == y {
+        x.name().to_string()
+    } else {
+        format!("x{x}-w{w}-y{y}")
+    };
     let s = seed(&format!("lin{tag}{m}{k}{n}"));
     Case::new(
         "linear",
         &format!("{tag},N{n}"),
         Op::Linear,
-        vec![input(x, &[m, k], Init::Normal { seed: s, std: 1.0 }), input(w, &[n, k], Init::Normal { seed: s ^ 7, std: 1.0 / (k as f32).sqrt() })],
+        vec![
+            input(x, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+            input(
+                w,
+                &[n, k],
+                Init::Normal {
+                    seed: s ^ 7,
+                    std: 1.0 / (k as f32).sqrt(),
+                },
+            ),
+        ],
         vec![TensorDesc::new(y, &[m, n])],
     )
 }

@@ -4,18 +4,29 @@ use crate::parity::case::{input, Case, Init};
 
 fn one(family: &'static str, x: DType, w: DType, y: DType, shape: &[usize], eps: f32, unit: bool) -> Case {
     let d = *shape.last().unwrap();
-    let tag = format!("{x}{}{}{},eps{eps:e}{}", if w != x { format!("-w{w}") } else { String::new() }, if y != x { format!("-y{y}") } else { String::new() }, "", if unit { ",1+w" } else { "" });
+    let tag = format!(
+        "{x}{}{}{},eps{eps:e}{}",
+        if w != x { format!("-w{w}") } else { String::new() },
+        if y != x { format!("-y{y}") } else { String::new() },
+        "",
+        if unit { ",1+w" } else { "" }
+    );
     let s = seed(&format!("{family}{tag}{shape:?}"));
     // Norm weights sit near 1 (or near 0 for the 1+w form), as in trained models.
     let wvals: Vec<f32> = {
         let mut r = crate::parity::case::Rng::new(s ^ 1);
-        (0..d).map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32).collect()
+        (0..d)
+            .map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32)
+            .collect()
     };
     Case::new(
         family,
         &tag,
         Op::RmsNorm { eps, unit_offset: unit },
-        vec![input(x, shape, Init::Normal { seed: s, std: 1.5 }), input(w, &[d], Init::Values(wvals))],
+        vec![
+            input(x, shape, Init::Normal { seed: s, std: 1.5 }),
+            input(w, &[d], Init::Values(wvals)),
+        ],
         vec![TensorDesc::new(y, shape)],
     )
 }
@@ -63,7 +74,10 @@ pub fn norm_rope_cases() -> Vec<Case> {
             v.push(Case::new(
                 "rms_norm_rope",
                 &tag,
-                Op::RmsNormRope { eps: 1e-6, rotary_dim: rot },
+                Op::RmsNormRope {
+                    eps: 1e-6,
+                    rotary_dim: rot,
+                },
                 vec![
                     input(dt, &[t, h, dh], Init::Normal { seed: s, std: 2.0 }),
                     input(dt, &[dh], Init::Values(w)),
@@ -82,25 +96,45 @@ pub fn norm_rope_cases() -> Vec<Case> {
 pub fn add_norm_cases() -> Vec<Case> {
     let mut v = Vec::new();
     for dt in FLOATS {
-        for (shape, unit) in [(&[1usize, 1024][..], false), (&[5, 7][..], false), (&[3, 4097][..], false), (&[4, 128][..], true)] {
+        for (shape, unit) in [
+            (&[1usize, 1024][..], false),
+            (&[5, 7][..], false),
+            (&[3, 4097][..], false),
+            (&[4, 128][..], true),
+        ] {
             let d = *shape.last().unwrap();
             // the model's layout: f32 residual stream, 16-bit weights; plus all-same-dtype
             for (act, w) in [(DType::F32, dt), (dt, dt)] {
                 if act == DType::F32 && dt == DType::F32 && w != dt {
                     continue;
                 }
-                let tag = if act == w { format!("{dt}{}", if unit { ",1+w" } else { "" }) } else { format!("x{act}-w{w}{}", if unit { ",1+w" } else { "" }) };
-                if v.iter().any(|c: &Case| c.id == format!("add_rms_norm[{tag},{}]", crate::tensor::shape_str(shape))) {
+                let tag = if act == w {
+                    format!("{dt}{}", if unit { ",1+w" } else { "" })
+                } else {
+                    format!("x{act}-w{w}{}", if unit { ",1+w" } else { "" })
+                };
+                if v.iter()
+                    .any(|c: &Case| c.id == format!("add_rms_norm[{tag},{}]", crate::tensor::shape_str(shape)))
+                {
                     continue;
                 }
                 let s = seed(&format!("addnorm{tag}{shape:?}"));
                 let mut r = crate::parity::case::Rng::new(s ^ 5);
-                let wv: Vec<f32> = (0..d).map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32).collect();
+                let wv: Vec<f32> = (0..d)
+                    .map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32)
+                    .collect();
                 v.push(Case::new(
                     "add_rms_norm",
                     &tag,
-                    Op::AddRmsNorm { eps: 1e-6, unit_offset: unit },
-                    vec![input(act, shape, Init::Normal { seed: s, std: 1.0 }), input(act, shape, Init::Normal { seed: s + 1, std: 0.5 }), input(w, &[d], Init::Values(wv))],
+                    Op::AddRmsNorm {
+                        eps: 1e-6,
+                        unit_offset: unit,
+                    },
+                    vec![
+                        input(act, shape, Init::Normal { seed: s, std: 1.0 }),
+                        input(act, shape, Init::Normal { seed: s + 1, std: 0.5 }),
+                        input(w, &[d], Init::Values(wv)),
+                    ],
                     vec![TensorDesc::new(act, shape), TensorDesc::new(act, shape)],
                 ));
             }

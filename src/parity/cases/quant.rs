@@ -30,7 +30,10 @@ fn linear(x: DType, w: DType, y: DType, (m, k, n): (usize, usize, usize)) -> Cas
         "linear",
         &format!("{tag},N{n}"),
         Op::Linear,
-        vec![input(x, &[m, k], Init::Normal { seed: s, std: 1.0 }), input(w, &[n, k], Init::QuantBlocks { seed: s ^ 7 })],
+        vec![
+            input(x, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+            input(w, &[n, k], Init::QuantBlocks { seed: s ^ 7 }),
+        ],
         vec![TensorDesc::new(y, &[m, n])],
     )
 }
@@ -68,7 +71,16 @@ pub fn embedding_cases() -> Vec<Case> {
                 "embedding",
                 &format!("{q}->{out},T{}", ids.len()),
                 Op::Embedding,
-                vec![input(q, &[11, d], Init::QuantBlocks { seed: seed(&format!("qemb{q}")) }), input(DType::U32, &[ids.len()], Init::U32s(ids))],
+                vec![
+                    input(
+                        q,
+                        &[11, d],
+                        Init::QuantBlocks {
+                            seed: seed(&format!("qemb{q}")),
+                        },
+                    ),
+                    input(DType::U32, &[ids.len()], Init::U32s(ids)),
+                ],
                 vec![TensorDesc::new(out, &[6, d])],
             ));
         }
@@ -79,10 +91,25 @@ pub fn embedding_cases() -> Vec<Case> {
                 "embedding_shard",
                 &format!("{q}->f32,first7,T{}", ids.len()),
                 Op::EmbeddingShard { first: 7 },
-                vec![input(q, &[6, d], Init::QuantBlocks { seed: seed(&format!("qembs{q}")) }), input(DType::U32, &[ids.len()], Init::U32s(ids))],
+                vec![
+                    input(
+                        q,
+                        &[6, d],
+                        Init::QuantBlocks {
+                            seed: seed(&format!("qembs{q}")),
+                        },
+                    ),
+                    input(DType::U32, &[ids.len()], Init::U32s(ids)),
+                ],
                 vec![TensorDesc::new(DType::F32, &[6, d])],
             )
-            .with_out_init(0, Init::Normal { seed: seed(&format!("qembso{q}")), std: 1.0 }),
+            .with_out_init(
+                0,
+                Init::Normal {
+                    seed: seed(&format!("qembso{q}")),
+                    std: 1.0,
+                },
+            ),
         );
     }
     v

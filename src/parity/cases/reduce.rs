@@ -23,7 +23,13 @@ pub fn cases() -> Vec<Case> {
     for dt in FLOATS {
         for shape in SHAPES {
             let s = seed(&format!("red{dt}{shape:?}"));
-            v.push(Case::new("softmax", dt.name(), Op::Softmax, vec![input(dt, shape, Init::Normal { seed: s, std: 3.0 })], vec![TensorDesc::new(dt, shape)]));
+            v.push(Case::new(
+                "softmax",
+                dt.name(),
+                Op::Softmax,
+                vec![input(dt, shape, Init::Normal { seed: s, std: 3.0 })],
+                vec![TensorDesc::new(dt, shape)],
+            ));
             v.push(Case::new(
                 "argmax",
                 dt.name(),
@@ -40,7 +46,10 @@ pub fn cases() -> Vec<Case> {
                     &format!("{dt},k{k}"),
                     Op::TopK { k },
                     vec![input(dt, shape, Init::Values(tied_rows(shape, s ^ k as u64)))],
-                    vec![TensorDesc::new(dt, &[shape[0], k]), TensorDesc::new(DType::U32, &[shape[0], k])],
+                    vec![
+                        TensorDesc::new(dt, &[shape[0], k]),
+                        TensorDesc::new(DType::U32, &[shape[0], k]),
+                    ],
                 ));
             }
         }

@@ -23,7 +23,14 @@ pub fn cases() -> Vec<Case> {
                 &tag,
                 Op::Rope { rotary_dim: rot },
                 vec![
-                    input(dt, &[t, h, dh], Init::Normal { seed: seed(&format!("rope{tag}{t}{h}{dh}")), std: 1.0 }),
+                    input(
+                        dt,
+                        &[t, h, dh],
+                        Init::Normal {
+                            seed: seed(&format!("rope{tag}{t}{h}{dh}")),
+                            std: 1.0,
+                        },
+                    ),
                     input(DType::U32, &[t], Init::U32s(pos)),
                     input(DType::F32, &[max_pos, rot / 2], Init::Values(cos)),
                     input(DType::F32, &[max_pos, rot / 2], Init::Values(sin)),
