@@ -17,6 +17,7 @@ pub mod kernel;
 mod linear;
 mod norm;
 mod norm_rope;
+pub mod portability;
 mod profile;
 mod qlayout;
 mod quant;
