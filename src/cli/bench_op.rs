@@ -10,7 +10,7 @@ use super::run::pick_device;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::Op;
-use crate::parity::case::Rng;
+use crate::util::Rng;
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;

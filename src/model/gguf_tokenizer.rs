@@ -156,12 +156,14 @@ pub fn tokenizer_from_gguf(g: &Gguf) -> Result<tokenizers::Tokenizer> {
         let mut parts = m.split(' ');
         match (parts.next(), parts.next(), parts.next()) {
             (Some(a), Some(b), None) => merges.push((a.to_string(), b.to_string())),
-            _ => return Err(g_err(
-                g,
-                format!(
+            _ => {
+                return Err(g_err(
+                    g,
+                    format!(
                     "metadata key `tokenizer.ggml.merges`: entry {i} {m:?} is not two tokens separated by one space"
                 ),
-            )),
+                ))
+            }
         }
     }
     let has = |t: &str| vocab.contains_key(t);

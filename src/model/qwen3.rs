@@ -248,7 +248,7 @@ impl Weights {
 /// Random weights with a model-like scale: norms ~1, matrices ~1/sqrt(fan_in), embeddings ~0.1.
 fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
     let n: usize = shape.iter().product();
-    let mut r = crate::parity::case::Rng::new(seed ^ crate::parity::cases::seed(name));
+    let mut r = crate::util::Rng::new(seed ^ crate::util::seed(name));
     let vals: Vec<f32> = if shape.len() == 1 {
         (0..n).map(|_| 1.0 + 0.05 * r.normal() as f32).collect()
     } else if name.contains("embed") {

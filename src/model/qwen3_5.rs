@@ -321,7 +321,7 @@ impl Weights {
 /// A_log = log U(1, 16), softplus(dt_bias) = U(0.001, 0.1), matrices ~1/sqrt(fan_in).
 fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
     let n: usize = shape.iter().product();
-    let mut r = crate::parity::case::Rng::new(seed ^ crate::parity::cases::seed(name));
+    let mut r = crate::util::Rng::new(seed ^ crate::util::seed(name));
     let vals: Vec<f32> = if name.ends_with("A_log") {
         (0..n).map(|_| (1.0 + 15.0 * r.uniform()).ln() as f32).collect()
     } else if name.ends_with("dt_bias") {
