@@ -1,12 +1,11 @@
 //! Qwen3 dense and Llama on any backend (Llama is Qwen3 without the q/k norms). Weights stay in
 //! their file dtype on the device (bf16 stays bf16, a GGUF's quant blocks stay quantized);
 //! activations and the KV cache are f32.
-use super::config::rope_inv_freq;
 use super::config::Config;
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{rope_tables_of, Op};
+use crate::op::{rope_inv_freq, rope_tables_of, Op};
 use crate::tensor::{shape_str, Tensor};
 
 pub struct Layer {
