@@ -1,7 +1,7 @@
 //! The engine: a loaded model on one backend, its KV cache, prefill, decode and sampling.
 pub mod sampler;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Capability};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::arch::{self, Cache, Weights, Workspace};
@@ -147,9 +147,7 @@ impl Engine {
         if !self.workspaces.contains_key(&t) {
             // keep the decode workspace; drop other prefill sizes (their memory adds up)
             self.workspaces.retain(|&k, _| k == 1);
-            if let Some(w) = self.dev.as_wgpu() {
-                w.forget_bind_groups();
-            }
+            self.dev.forget_bind_groups();
             let ws = Workspace::new(&self.cfg, self.dev.as_ref(), t)?;
             self.workspaces.insert(t, ws);
         }
@@ -220,7 +218,8 @@ impl Engine {
         })
     }
 
-    /// Greedy decode on wgpu with the token never leaving the device between steps: step i+1's
+    /// Greedy decode on a device with pipelined decode (`Capability::PipelinedDecode`), the token
+    /// never leaving the device between steps: step i+1's
     /// embedding reads step i's argmax output, step i+1 is recorded and submitted before step i's
     /// token is read back (asynchronously), so CPU recording overlaps GPU execution. Each step is
     /// one submit. A stop (EOS, callback) is seen one step late; that extra step is discarded.
@@ -243,9 +242,9 @@ impl Engine {
             Ok(ws.next().clone())
         };
         let mut prev = argmax(self, t0)?;
-        let w = self.dev.as_wgpu().expect("pipelined decode needs wgpu");
+        let dev = self.dev.as_ref();
         let mut pending = std::collections::VecDeque::new();
-        pending.push_back(w.submit_readback(&prev)?);
+        pending.push_back(dev.submit_readback(&prev)?);
         let mut recorded = 1;
         let mut steps = Vec::new();
         while let Some(rb) = pending.pop_front() {
@@ -254,7 +253,7 @@ impl Engine {
                 arch::forward(
                     &self.cfg,
                     &self.weights,
-                    self.dev.as_ref(),
+                    dev,
                     ws,
                     &prev,
                     &mut cache,
@@ -262,10 +261,10 @@ impl Engine {
                     &mut |_, _, _| Ok(()),
                 )?;
                 prev = argmax(self, 1)?;
-                pending.push_back(w.submit_readback(&prev)?);
+                pending.push_back(dev.submit_readback(&prev)?);
                 recorded += 1;
             }
-            let b = rb.wait(w)?;
+            let b = rb.wait()?;
             let s = Step {
                 token: u32::from_le_bytes(b[..4].try_into().unwrap()),
                 logprob: None,
@@ -280,7 +279,7 @@ impl Engine {
         }
         // drain what is still in flight so its buffers are not mapped past this call
         for rb in pending {
-            rb.wait(w)?;
+            rb.wait()?;
         }
         Ok(steps)
     }
@@ -304,7 +303,8 @@ impl Engine {
                 cache.capacity()
             )));
         }
-        if sampler.cfg().is_greedy() && logprobs.is_none() && self.dev.as_wgpu().is_some() {
+        let pipelined = self.dev.capability(Capability::PipelinedDecode).is_yes();
+        if sampler.cfg().is_greedy() && logprobs.is_none() && pipelined {
             return self.generate_pipelined(cache, prompt, n, stop_at_eos, on_token);
         }
         let mut steps = Vec::new();
