@@ -219,10 +219,10 @@ impl Engine {
     }
 
     /// Greedy decode on a device with pipelined decode (`Capability::PipelinedDecode`), the token
-    /// never leaving the device between steps: step i+1's
-    /// embedding reads step i's argmax output, step i+1 is recorded and submitted before step i's
-    /// token is read back (asynchronously), so CPU recording overlaps GPU execution. Each step is
-    /// one submit. A stop (EOS, callback) is seen one step late; that extra step is discarded.
+    /// never leaving the device between steps: step i+1's embedding reads step i's argmax output,
+    /// step i+1 is recorded and submitted before step i's token is read back (asynchronously), so
+    /// CPU recording overlaps device execution. Each step is one submit. A stop (EOS, callback) is
+    /// seen one step late; that extra step is discarded.
     fn generate_pipelined(
         &mut self,
         mut cache: Cache,
