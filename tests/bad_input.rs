@@ -571,20 +571,14 @@ fn prompt_longer_than_the_context() {
     assert_names(&err, &["context", "16"]);
     // through forward, on a cache that is already partly full
     let mut cache = e.new_cache().unwrap();
-    e.forward(
-        &mut cache,
-        &prompt[..10],
-        wgllm::model::qwen3::Logits::Last,
-        &mut |_, _, _| Ok(()),
-    )
+    e.forward(&mut cache, &prompt[..10], wgllm::model::Logits::Last, &mut |_, _, _| {
+        Ok(())
+    })
     .unwrap();
     let err = e
-        .forward(
-            &mut cache,
-            &prompt[..10],
-            wgllm::model::qwen3::Logits::Last,
-            &mut |_, _, _| Ok(()),
-        )
+        .forward(&mut cache, &prompt[..10], wgllm::model::Logits::Last, &mut |_, _, _| {
+            Ok(())
+        })
         .unwrap_err()
         .to_string();
     assert_names(&err, &["context", "16"]);

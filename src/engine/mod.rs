@@ -8,9 +8,9 @@ use crate::model::arch::{self, Cache, Weights, Workspace};
 use crate::model::config::Config;
 use crate::model::gguf::Gguf;
 use crate::model::gguf_config::config_from_gguf;
-use crate::model::qwen3::{Logits, Source};
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
+use crate::model::{Logits, Pass, Source};
 use crate::op::Op;
 use sampler::{log_softmax, top_logprobs, Sampler};
 use std::collections::HashMap;
@@ -184,7 +184,14 @@ impl Engine {
         let ws = &self.workspaces[&t];
         let dev = self.dev.as_ref();
         dev.upload(ws.ids(), &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
-        arch::forward(&self.cfg, &self.weights, dev, ws, ws.ids(), cache, which, hidden)
+        let pass = Pass {
+            c: &self.cfg,
+            dev,
+            ids: ws.ids(),
+            which,
+            hidden,
+        };
+        arch::forward(&self.weights, ws, cache, pass)
     }
 
     /// The logits rows of the last forward over `t` tokens ([rows, V] f32 from the device).
@@ -250,16 +257,14 @@ impl Engine {
         while let Some(rb) = pending.pop_front() {
             if recorded < n {
                 let ws = &self.workspaces[&1];
-                arch::forward(
-                    &self.cfg,
-                    &self.weights,
+                let pass = Pass {
+                    c: &self.cfg,
                     dev,
-                    ws,
-                    &prev,
-                    &mut cache,
-                    Logits::Last,
-                    &mut |_, _, _| Ok(()),
-                )?;
+                    ids: &prev,
+                    which: Logits::Last,
+                    hidden: &mut |_, _, _| Ok(()),
+                };
+                arch::forward(&self.weights, ws, &mut cache, pass)?;
                 prev = argmax(self, 1)?;
                 pending.push_back(dev.submit_readback(&prev)?);
                 recorded += 1;

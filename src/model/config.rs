@@ -66,6 +66,31 @@ pub struct Config {
     pub hybrid: Option<HybridConfig>,
 }
 
+/// The decoder's dims as the forwards and the weight lists read them: hidden D, MLP F, query and
+/// KV heads, head dim, vocabulary.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub d: usize,
+    pub f: usize,
+    pub hq: usize,
+    pub hkv: usize,
+    pub dh: usize,
+    pub v: usize,
+}
+
+impl Config {
+    pub fn dims(&self) -> Dims {
+        Dims {
+            d: self.hidden_size,
+            f: self.intermediate_size,
+            hq: self.num_attention_heads,
+            hkv: self.num_key_value_heads,
+            dh: self.head_dim,
+            v: self.vocab_size,
+        }
+    }
+}
+
 struct Fields<'a> {
     v: &'a Value,
     path: String,
