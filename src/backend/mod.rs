@@ -96,7 +96,9 @@ pub trait Backend: Send + Sync {
 /// What a device may offer beyond running ops (see `Backend::capability`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capability {
-    /// `submit_readback`: the host records step i+1 while the device runs step i
+    /// `submit_readback`: the device queues work behind the host (`run` records, a submit runs
+    /// it) and reads a tensor back asynchronously, so the host records step i+1 while the device
+    /// runs step i
     PipelinedDecode,
     /// `set_profiling`, `profile`: device time per kernel from timestamp queries
     Timestamps,
@@ -236,4 +238,34 @@ pub fn select_devices(spec: &str) -> Result<Vec<Box<dyn Backend>>> {
         )));
     }
     Ok(picked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_without_a_capability_refuses_it_by_name() {
+        let cpu = cpu::CpuBackend::new();
+        let t = cpu.alloc(DType::U32, &[1]).unwrap();
+        for (cap, err) in [
+            (Capability::PipelinedDecode, cpu.submit_readback(&t).err()),
+            (Capability::Timestamps, cpu.set_profiling(true).err()),
+            (Capability::BandwidthProbe, cpu.read_bandwidth(1 << 20, 1).err()),
+            (
+                Capability::BandwidthProbe,
+                cpu.read_bandwidth_sized(1 << 20, 1, 1).err(),
+            ),
+        ] {
+            assert!(!cpu.capability(cap).is_yes());
+            let msg = err.expect("refused").to_string();
+            assert!(
+                msg.starts_with(&format!("{}: not supported on cpu (", cap.name())),
+                "{msg}"
+            );
+        }
+        cpu.set_profiling(false).unwrap();
+        cpu.forget_bind_groups();
+        assert!(cpu.profile().is_empty() && cpu.last_submit_dispatches().is_none());
+    }
 }
