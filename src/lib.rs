@@ -10,6 +10,7 @@ pub mod op;
 pub mod parity;
 pub mod quant;
 pub mod tensor;
+pub mod util;
 
 pub use backend::{Backend, Support};
 pub use dtype::DType;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use wgllm::backend::{cpu::CpuBackend, wgpu::WgpuBackend, Backend};
 use wgllm::engine::sampler::log_softmax;
 use wgllm::engine::Engine;
-use wgllm::model::qwen3::Logits;
+use wgllm::model::Logits;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()

@@ -10,9 +10,9 @@
 use serde_json::Value;
 use std::path::PathBuf;
 use wgllm::dtype::DType;
-use wgllm::parity::case::Rng;
 use wgllm::parity::golden;
 use wgllm::quant::{dequant_block, dequantize, quantize, random_blocks};
+use wgllm::util::Rng;
 
 fn case_dir(dt: DType) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use wgllm::backend::{cpu::CpuBackend, wgpu::WgpuBackend, Backend};
 use wgllm::engine::sampler::{Sampler, Sampling};
 use wgllm::engine::Engine;
-use wgllm::model::qwen3::Logits;
+use wgllm::model::Logits;
 
 fn golden() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("goldens/qwen3_5-tiny/model")

@@ -44,9 +44,109 @@ pub trait Backend: Send + Sync {
     fn sync(&self) -> Result<()> {
         self.flush()
     }
-    /// The wgpu backend behind this device, for wgpu-only tools (bandwidth probe, profiling).
-    fn as_wgpu(&self) -> Option<&wgpu::WgpuBackend> {
+
+    // Capabilities beyond running ops. A device that has one says so in `capability` and overrides
+    // its methods; the defaults refuse by name (`refused`), except the cache hint, a no-op.
+
+    /// Yes, or No with the reason, for each capability below.
+    fn capability(&self, cap: Capability) -> Support {
+        Support::No(cap.default_reason().to_string())
+    }
+    /// Pipelined decode: submits everything recorded so far plus a copy of `t` (a float or integer
+    /// tensor) and returns at once; the device runs on while the host records the next step, and
+    /// `PendingRead::wait` collects the bytes.
+    fn submit_readback(&self, t: &Tensor) -> Result<PendingRead<'_>> {
+        let _ = t;
+        Err(refused(self, Capability::PipelinedDecode))
+    }
+    /// GPU timestamp profiling on or off (turning it off always succeeds).
+    fn set_profiling(&self, on: bool) -> Result<()> {
+        if on {
+            return Err(refused(self, Capability::Timestamps));
+        }
+        Ok(())
+    }
+    /// Device time per kernel entry point since profiling was turned on: (entry, total ns,
+    /// dispatches). Empty without profiling.
+    fn profile(&self) -> Vec<(String, f64, u64)> {
+        Vec::new()
+    }
+    /// The read-bandwidth probe: bytes per second the device reads from its memory (`bytes` read
+    /// `iters` times, the fastest sweep).
+    fn read_bandwidth(&self, bytes: usize, iters: usize) -> Result<f64> {
+        let _ = (bytes, iters);
+        Err(refused(self, Capability::BandwidthProbe))
+    }
+    /// The probe's kernels over `copies` buffers of `bytes` each, `iters` dispatches back to back:
+    /// the bandwidth a plain read of an op's bytes gets at that size.
+    fn read_bandwidth_sized(&self, bytes: usize, copies: usize, iters: usize) -> Result<f64> {
+        let _ = (bytes, copies, iters);
+        Err(refused(self, Capability::BandwidthProbe))
+    }
+    /// Drops cached per-dispatch state that keeps freed tensors' memory alive (a hint: call after
+    /// dropping big tensors; a device without such a cache ignores it).
+    fn forget_bind_groups(&self) {}
+    /// Dispatches the most recent submit carried; None where the device does not submit work in
+    /// batches.
+    fn last_submit_dispatches(&self) -> Option<u64> {
         None
+    }
+}
+
+/// What a device may offer beyond running ops (see `Backend::capability`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    /// `submit_readback`: the device queues work behind the host (`run` records, a submit runs
+    /// it) and reads a tensor back asynchronously, so the host records step i+1 while the device
+    /// runs step i
+    PipelinedDecode,
+    /// `set_profiling`, `profile`: device time per kernel from timestamp queries
+    Timestamps,
+    /// `read_bandwidth`, `read_bandwidth_sized`
+    BandwidthProbe,
+}
+
+impl Capability {
+    /// How messages name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::PipelinedDecode => "pipelined decode",
+            Capability::Timestamps => "GPU timestamp profiling",
+            Capability::BandwidthProbe => "read-bandwidth probe",
+        }
+    }
+    /// Why a device that says nothing about it lacks it.
+    fn default_reason(self) -> &'static str {
+        match self {
+            Capability::PipelinedDecode => "no asynchronous read-back: the device does not queue work behind the host",
+            Capability::Timestamps => "no device timestamps on this backend",
+            Capability::BandwidthProbe => "no read-bandwidth probe on this backend",
+        }
+    }
+}
+
+/// The refusal of `cap` on `dev`, with the reason `capability` gives: `pipelined decode: not
+/// supported on cpu (...)`.
+pub fn refused(dev: &(impl Backend + ?Sized), cap: Capability) -> crate::error::Error {
+    let why = match dev.capability(cap) {
+        Support::No(why) => why,
+        Support::Yes => "refused by the device".to_string(),
+    };
+    crate::error::Error::Other(format!("{}: not supported on {} ({why})", cap.name(), dev.name()))
+}
+
+/// A read-back in flight (`Backend::submit_readback`): `wait` blocks until the device reaches the
+/// copy and returns the tensor's bytes.
+pub struct PendingRead<'a> {
+    wait: Box<dyn FnOnce() -> Result<Vec<u8>> + 'a>,
+}
+
+impl<'a> PendingRead<'a> {
+    pub fn new(wait: impl FnOnce() -> Result<Vec<u8>> + 'a) -> Self {
+        PendingRead { wait: Box::new(wait) }
+    }
+    pub fn wait(self) -> Result<Vec<u8>> {
+        (self.wait)()
     }
 }
 
@@ -138,4 +238,34 @@ pub fn select_devices(spec: &str) -> Result<Vec<Box<dyn Backend>>> {
         )));
     }
     Ok(picked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_without_a_capability_refuses_it_by_name() {
+        let cpu = cpu::CpuBackend::new();
+        let t = cpu.alloc(DType::U32, &[1]).unwrap();
+        for (cap, err) in [
+            (Capability::PipelinedDecode, cpu.submit_readback(&t).err()),
+            (Capability::Timestamps, cpu.set_profiling(true).err()),
+            (Capability::BandwidthProbe, cpu.read_bandwidth(1 << 20, 1).err()),
+            (
+                Capability::BandwidthProbe,
+                cpu.read_bandwidth_sized(1 << 20, 1, 1).err(),
+            ),
+        ] {
+            assert!(!cpu.capability(cap).is_yes());
+            let msg = err.expect("refused").to_string();
+            assert!(
+                msg.starts_with(&format!("{}: not supported on cpu (", cap.name())),
+                "{msg}"
+            );
+        }
+        cpu.set_profiling(false).unwrap();
+        cpu.forget_bind_groups();
+        assert!(cpu.profile().is_empty() && cpu.last_submit_dispatches().is_none());
+    }
 }

@@ -2,12 +2,13 @@
 //! shape with random weights, with the bytes each decoded token reads and the fraction of the
 //! device's read bandwidth measured in the same run. `--profile` adds GPU time per kernel.
 use super::run::{pick_device, progress};
+use crate::backend::{Capability, Support};
 use crate::dtype::DType;
 use crate::engine::sampler::{Sampler, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::model::qwen3::Logits;
 use crate::model::shapes;
+use crate::model::Logits;
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -52,9 +53,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let dev = pick_device(a.device.as_deref())?;
     let dev_name = dev.name();
-    let bw = match dev.as_wgpu() {
-        Some(w) => Some(w.read_bandwidth(1 << 30, 20)?),
-        None => None,
+    let bw = match dev.capability(Capability::BandwidthProbe) {
+        Support::Yes => Some(dev.read_bandwidth(1 << 30, 20)?),
+        Support::No(_) => None,
     };
     let max_prefill = a.prefill.iter().copied().max().unwrap_or(0);
     let ctx = (max_prefill + 16).max(a.decode + 64);
@@ -196,16 +197,13 @@ fn profile_of_engine(
     run: &mut dyn FnMut(&mut Engine) -> Result<f64>,
     eng: &mut Engine,
 ) -> Result<serde_json::Value> {
-    let Some(w) = eng.dev.as_wgpu() else {
-        return Ok(json!(null));
-    };
-    if !w.set_profiling(true)? {
-        return Ok(json!("no timestamp queries on this adapter"));
+    if let Support::No(why) = eng.dev.capability(Capability::Timestamps) {
+        return Ok(json!(why));
     }
+    eng.dev.set_profiling(true)?;
     let wall = run(eng)?;
-    let w = eng.dev.as_wgpu().unwrap();
-    let rows = w.profile();
-    w.set_profiling(false)?;
+    let rows = eng.dev.profile();
+    eng.dev.set_profiling(false)?;
     let gpu: f64 = rows.iter().map(|r| r.1).sum();
     println!(
         "  {what}: wall {:.3} ms (profiled), GPU kernel time {:.3} ms over {} dispatches",
@@ -227,7 +225,7 @@ fn profile_of_engine(
     )
 }
 
-/// Dispatches one decode step records (wgpu only; 0 elsewhere).
+/// Dispatches one decode step records (0 where the device does not batch work into submits).
 fn dispatches_per_step(e: &Engine) -> u64 {
-    e.dev.as_wgpu().map(|w| w.last_submit_dispatches()).unwrap_or(0)
+    e.dev.last_submit_dispatches().unwrap_or(0)
 }

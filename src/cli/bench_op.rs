@@ -7,10 +7,11 @@
 //! Weights rotate over enough copies (>= 512 MiB in all, at most 64) to stream from memory rather
 //! than from L2.
 use super::run::pick_device;
+use crate::backend::{Backend, Capability, Support};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::Op;
-use crate::parity::case::Rng;
+use crate::util::Rng;
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -62,9 +63,9 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
         .ok_or_else(|| Error::Other(format!("--dtype {dtype}: not a float or quantized dtype")))?;
     let dev = pick_device(device)?;
     let (m, k, n) = (a.m, a.k, a.n);
-    let bw = match dev.as_wgpu() {
-        Some(w) => Some(w.read_bandwidth(1 << 30, 20)?),
-        None => None,
+    let bw = match dev.capability(Capability::BandwidthProbe) {
+        Support::Yes => Some(dev.read_bandwidth(1 << 30, 20)?),
+        Support::No(_) => None,
     };
     let wbytes = wd.nbytes(n * k);
     let copies = a.copies.unwrap_or((512usize << 20) / wbytes.max(1)).clamp(1, 64);
@@ -91,7 +92,7 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
     // their submit and completion: the GPU time of `iters` back-to-back dispatches. A host device
     // computes in `run`, so its clock covers the loop.
     let iters = a.iters.clamp(1, MAX_ITERS);
-    let deferred = dev.as_wgpu().is_some();
+    let deferred = dev.capability(Capability::PipelinedDecode).is_yes();
     let t0 = Instant::now();
     for i in 0..iters {
         dev.run(&Op::Linear, &[&x, &ws[i % copies]], &[&y])?;
@@ -139,11 +140,11 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
         }
     }
     drop(ws);
-    if let (Some(w), Some(bw)) = (dev.as_wgpu(), bw) {
-        w.forget_bind_groups();
+    if let Some(bw) = bw {
+        dev.forget_bind_groups();
         // the same bytes read by the probe's plain kernels, same copies, dispatch after dispatch:
         // what launch, ramp and tail leave of the bandwidth at this size
-        let sized = w.read_bandwidth_sized(wbytes, copies, iters)?;
+        let sized = dev.read_bandwidth_sized(wbytes, copies, iters)?;
         println!("  plain read of the same bytes ({copies} copies, back to back): {:.1} GB/s, {:.1}% of the probe -> the op at {:.1}% of it", sized / 1e9, 100.0 * sized / bw, 100.0 * gbs * 1e9 / sized);
     }
     Ok(ExitCode::SUCCESS)
@@ -153,20 +154,20 @@ pub fn run(a: &OpArgs, dtype: &str, device: Option<&str>) -> Result<ExitCode> {
 /// and launches between dispatches), over `iters` runs of `run`, with each entry point's share;
 /// None where the device has no timestamp queries.
 fn kernel_time(
-    dev: &dyn crate::backend::Backend,
+    dev: &dyn Backend,
     iters: usize,
     run: &mut dyn FnMut(usize) -> Result<()>,
 ) -> Result<Option<(f64, Vec<(String, f64)>)>> {
-    let Some(w) = dev.as_wgpu() else { return Ok(None) };
-    if !w.set_profiling(true)? {
+    if !dev.capability(Capability::Timestamps).is_yes() {
         return Ok(None);
     }
+    dev.set_profiling(true)?;
     for i in 0..iters {
         run(i)?;
     }
     dev.sync()?;
-    let rows = w.profile();
-    w.set_profiling(false)?;
+    let rows = dev.profile();
+    dev.set_profiling(false)?;
     // every dispatch of the op (a pre-pass too) over the op's runs
     let (ns, n) = rows.iter().fold((0.0, 0u64), |a, r| (a.0 + r.1, a.1 + r.2));
     let parts = rows.iter().map(|r| (r.0.clone(), r.1 / iters as f64 / 1e9)).collect();

@@ -1,16 +1,16 @@
 //! The engine: a loaded model on one backend, its KV cache, prefill, decode and sampling.
 pub mod sampler;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Capability};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::arch::{self, Cache, Weights, Workspace};
 use crate::model::config::Config;
 use crate::model::gguf::Gguf;
 use crate::model::gguf_config::config_from_gguf;
-use crate::model::qwen3::{Logits, Source};
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
+use crate::model::{Logits, Pass, Source};
 use crate::op::Op;
 use sampler::{log_softmax, top_logprobs, Sampler};
 use std::collections::HashMap;
@@ -147,9 +147,7 @@ impl Engine {
         if !self.workspaces.contains_key(&t) {
             // keep the decode workspace; drop other prefill sizes (their memory adds up)
             self.workspaces.retain(|&k, _| k == 1);
-            if let Some(w) = self.dev.as_wgpu() {
-                w.forget_bind_groups();
-            }
+            self.dev.forget_bind_groups();
             let ws = Workspace::new(&self.cfg, self.dev.as_ref(), t)?;
             self.workspaces.insert(t, ws);
         }
@@ -186,7 +184,14 @@ impl Engine {
         let ws = &self.workspaces[&t];
         let dev = self.dev.as_ref();
         dev.upload(ws.ids(), &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
-        arch::forward(&self.cfg, &self.weights, dev, ws, ws.ids(), cache, which, hidden)
+        let pass = Pass {
+            c: &self.cfg,
+            dev,
+            ids: ws.ids(),
+            which,
+            hidden,
+        };
+        arch::forward(&self.weights, ws, cache, pass)
     }
 
     /// The logits rows of the last forward over `t` tokens ([rows, V] f32 from the device).
@@ -220,10 +225,11 @@ impl Engine {
         })
     }
 
-    /// Greedy decode on wgpu with the token never leaving the device between steps: step i+1's
-    /// embedding reads step i's argmax output, step i+1 is recorded and submitted before step i's
-    /// token is read back (asynchronously), so CPU recording overlaps GPU execution. Each step is
-    /// one submit. A stop (EOS, callback) is seen one step late; that extra step is discarded.
+    /// Greedy decode on a device with pipelined decode (`Capability::PipelinedDecode`), the token
+    /// never leaving the device between steps: step i+1's embedding reads step i's argmax output,
+    /// step i+1 is recorded and submitted before step i's token is read back (asynchronously), so
+    /// CPU recording overlaps device execution. Each step is one submit. A stop (EOS, callback) is
+    /// seen one step late; that extra step is discarded.
     fn generate_pipelined(
         &mut self,
         mut cache: Cache,
@@ -243,29 +249,27 @@ impl Engine {
             Ok(ws.next().clone())
         };
         let mut prev = argmax(self, t0)?;
-        let w = self.dev.as_wgpu().expect("pipelined decode needs wgpu");
+        let dev = self.dev.as_ref();
         let mut pending = std::collections::VecDeque::new();
-        pending.push_back(w.submit_readback(&prev)?);
+        pending.push_back(dev.submit_readback(&prev)?);
         let mut recorded = 1;
         let mut steps = Vec::new();
         while let Some(rb) = pending.pop_front() {
             if recorded < n {
                 let ws = &self.workspaces[&1];
-                arch::forward(
-                    &self.cfg,
-                    &self.weights,
-                    self.dev.as_ref(),
-                    ws,
-                    &prev,
-                    &mut cache,
-                    Logits::Last,
-                    &mut |_, _, _| Ok(()),
-                )?;
+                let pass = Pass {
+                    c: &self.cfg,
+                    dev,
+                    ids: &prev,
+                    which: Logits::Last,
+                    hidden: &mut |_, _, _| Ok(()),
+                };
+                arch::forward(&self.weights, ws, &mut cache, pass)?;
                 prev = argmax(self, 1)?;
-                pending.push_back(w.submit_readback(&prev)?);
+                pending.push_back(dev.submit_readback(&prev)?);
                 recorded += 1;
             }
-            let b = rb.wait(w)?;
+            let b = rb.wait()?;
             let s = Step {
                 token: u32::from_le_bytes(b[..4].try_into().unwrap()),
                 logprob: None,
@@ -280,7 +284,7 @@ impl Engine {
         }
         // drain what is still in flight so its buffers are not mapped past this call
         for rb in pending {
-            rb.wait(w)?;
+            rb.wait()?;
         }
         Ok(steps)
     }
@@ -304,7 +308,8 @@ impl Engine {
                 cache.capacity()
             )));
         }
-        if sampler.cfg().is_greedy() && logprobs.is_none() && self.dev.as_wgpu().is_some() {
+        let pipelined = self.dev.capability(Capability::PipelinedDecode).is_yes();
+        if sampler.cfg().is_greedy() && logprobs.is_none() && pipelined {
             return self.generate_pipelined(cache, prompt, n, stop_at_eos, on_token);
         }
         let mut steps = Vec::new();

@@ -1,6 +1,6 @@
 //! Choosing the next token. Greedy runs on the device (argmax, one u32 read back); the other modes
 //! read the logits row back and sample on the host with a seeded generator.
-use crate::parity::case::Rng;
+use crate::util::Rng;
 
 #[derive(Clone, Debug)]
 pub struct Sampling {

@@ -2,8 +2,8 @@
 //! (Gated DeltaNet hybrid). Weights, the per-sequence cache and the workspace are enums over the
 //! families; `forward` records the family's forward.
 use super::config::Config;
-use super::qwen3::{self, Logits, Source};
-use super::qwen3_5;
+use super::load::Load;
+use super::{qwen3, qwen3_5, Pass, Source};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -38,10 +38,17 @@ impl Weights {
         max_ctx: usize,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Weights> {
+        let req = Load {
+            c,
+            src,
+            dev,
+            max_ctx,
+            progress,
+        };
         Ok(if is_hybrid(c) {
-            Weights::Qwen3_5(qwen3_5::Weights::load(c, src, dev, max_ctx, progress)?)
+            Weights::Qwen3_5(qwen3_5::Weights::load(req)?)
         } else {
-            Weights::Qwen3(qwen3::Weights::load(c, src, dev, max_ctx, progress)?)
+            Weights::Qwen3(qwen3::Weights::load(req)?)
         })
     }
     /// Bytes of weights a decode step reads.
@@ -110,26 +117,12 @@ impl Workspace {
     }
 }
 
-/// Records one forward of the model family over the workspace's T tokens (see qwen3::forward,
-/// qwen3_5::forward).
-#[allow(clippy::too_many_arguments)]
-pub fn forward(
-    c: &Config,
-    w: &Weights,
-    dev: &dyn Backend,
-    ws: &Workspace,
-    ids: &Tensor,
-    cache: &mut Cache,
-    which: Logits,
-    hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
-) -> Result<()> {
+/// Records one forward (`Pass`) of the model family over the workspace's T tokens (see
+/// qwen3::forward, qwen3_5::forward).
+pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Result<()> {
     match (w, ws, cache) {
-        (Weights::Qwen3(w), Workspace::Qwen3(ws), Cache::Qwen3(k)) => {
-            qwen3::forward(c, w, dev, ws, ids, k, which, hidden)
-        }
-        (Weights::Qwen3_5(w), Workspace::Qwen3_5(ws), Cache::Qwen3_5(k)) => {
-            qwen3_5::forward(c, w, dev, ws, ids, k, which, hidden)
-        }
+        (Weights::Qwen3(w), Workspace::Qwen3(ws), Cache::Qwen3(k)) => qwen3::forward(w, ws, k, pass),
+        (Weights::Qwen3_5(w), Workspace::Qwen3_5(ws), Cache::Qwen3_5(k)) => qwen3_5::forward(w, ws, k, pass),
         _ => Err(Error::Other(
             "forward: the weights, workspace and cache belong to different model families".into(),
         )),

@@ -1,5 +1,6 @@
 //! config.json as Hugging Face writes it. Every error names the file and the field.
 use crate::error::{Error, Result};
+pub use crate::op::Llama3Rope;
 use serde_json::Value;
 use std::path::Path;
 
@@ -7,15 +8,6 @@ use std::path::Path;
 /// vision-language checkpoint (its text model under `text_config`, weights under
 /// `model.language_model.`): its text part loads.
 pub const KNOWN_MODEL_TYPES: [&str; 4] = ["qwen3", "qwen3_5_text", "qwen3_5", "llama"];
-
-/// Llama 3.x's frequency-dependent RoPE scaling (`rope_type: "llama3"`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Llama3Rope {
-    pub factor: f64,
-    pub low_freq_factor: f64,
-    pub high_freq_factor: f64,
-    pub original_max_position_embeddings: f64,
-}
 
 /// A decoder layer's mixer in a hybrid model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +64,31 @@ pub struct Config {
     pub rope_scaling: Option<Llama3Rope>,
     /// Qwen3.5's layer types and linear-attention dims; None for dense models (qwen3).
     pub hybrid: Option<HybridConfig>,
+}
+
+/// The decoder's dims as the forwards and the weight lists read them: hidden D, MLP F, query and
+/// KV heads, head dim, vocabulary.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub d: usize,
+    pub f: usize,
+    pub hq: usize,
+    pub hkv: usize,
+    pub dh: usize,
+    pub v: usize,
+}
+
+impl Config {
+    pub fn dims(&self) -> Dims {
+        Dims {
+            d: self.hidden_size,
+            f: self.intermediate_size,
+            hq: self.num_attention_heads,
+            hkv: self.num_key_value_heads,
+            dh: self.head_dim,
+            v: self.vocab_size,
+        }
+    }
 }
 
 struct Fields<'a> {
@@ -308,30 +325,6 @@ fn rope_scaling(f: &Fields, path: &str) -> Result<Option<Llama3Rope>> {
     }
 }
 
-/// RoPE inverse frequencies of `rotary_dim` dims: theta^(-2i/d), with Llama 3's scaling applied.
-pub fn rope_inv_freq(theta: f64, rotary_dim: usize, scaling: Option<&Llama3Rope>) -> Vec<f64> {
-    (0..rotary_dim / 2)
-        .map(|i| {
-            let inv = theta.powf(-(2.0 * i as f64) / rotary_dim as f64);
-            let Some(s) = scaling else { return inv };
-            let wavelen = 2.0 * std::f64::consts::PI / inv;
-            let (low_wl, high_wl) = (
-                s.original_max_position_embeddings / s.low_freq_factor,
-                s.original_max_position_embeddings / s.high_freq_factor,
-            );
-            if wavelen < high_wl {
-                inv
-            } else if wavelen > low_wl {
-                inv / s.factor
-            } else {
-                let smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor)
-                    / (s.high_freq_factor - s.low_freq_factor);
-                (1.0 - smooth) * inv / s.factor + smooth * inv
-            }
-        })
-        .collect()
-}
-
 /// Qwen3.5's fields: layer_types (or full_attention_interval), the linear-attention dims, the
 /// partial rotary factor; the output-gated attention is required.
 fn hybrid(f: &Fields, layers: usize, head_dim: usize) -> Result<HybridConfig> {
@@ -503,8 +496,8 @@ mod tests {
         let c = Config::parse(&l3, "config.json").unwrap();
         let r = c.rope_scaling.clone().unwrap();
         assert_eq!(r.factor, 8.0);
-        let inv = rope_inv_freq(5e5, 128, Some(&r));
-        let plain = rope_inv_freq(5e5, 128, None);
+        let inv = crate::op::rope_inv_freq(5e5, 128, Some(&r));
+        let plain = crate::op::rope_inv_freq(5e5, 128, None);
         assert_eq!(inv[0], plain[0]);
         assert!((inv[63] - plain[63] / 8.0).abs() < 1e-18);
         let e = Config::parse(

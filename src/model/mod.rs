@@ -1,13 +1,58 @@
-//! Loading models as users have them: config.json, safetensors, tokenizer.
+//! Loading models as users have them: config.json, safetensors, GGUF, tokenizer; the families'
+//! forwards (qwen3.rs, qwen3_5.rs, behind arch.rs) and what they share (here and load.rs).
 pub mod arch;
 pub mod config;
 pub mod default;
 pub mod gguf;
 pub mod gguf_config;
 pub mod gguf_tokenizer;
+mod load;
 pub mod qwen3;
 pub mod qwen3_5;
 pub mod safetensors;
 pub mod shapes;
 pub mod source;
 pub mod tokenizer;
+
+pub use source::Source;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use config::Config;
+
+/// What a forward leaves on the device.
+pub enum Logits {
+    /// logits of the last position only, [1, V], in the workspace's logits (first row)
+    Last,
+    /// logits of every position, [T, V]
+    All,
+}
+
+/// One forward pass as every family takes it: the config, the device, the token ids [T] (u32: the
+/// workspace's upload slot, or the previous step's argmax output on the device), which logits to
+/// leave, and `hidden(i, dev, x)`, called after the embedding (i = 0) and after each decoder layer
+/// (i = layer + 1).
+pub struct Pass<'a> {
+    pub c: &'a Config,
+    pub dev: &'a dyn Backend,
+    pub ids: &'a Tensor,
+    pub which: Logits,
+    pub hidden: &'a mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
+}
+
+/// RoPE tables on the device, [max_ctx, rotary_dim / 2] f32 each (`op::rope_tables_of`).
+pub struct Rope {
+    pub cos: Tensor,
+    pub sin: Tensor,
+}
+
+/// Refuses a forward of `t` tokens after `n_past` that would not fit the cache's `capacity`.
+fn check_room(n_past: usize, t: usize, capacity: usize) -> Result<()> {
+    if n_past + t > capacity {
+        return Err(Error::Other(format!(
+            "context full: {n_past} + {t} tokens exceed the context of {capacity}"
+        )));
+    }
+    Ok(())
+}

@@ -1,13 +1,15 @@
 //! Qwen3 dense and Llama on any backend (Llama is Qwen3 without the q/k norms). Weights stay in
 //! their file dtype on the device (bf16 stays bf16, a GGUF's quant blocks stay quantized);
 //! activations and the KV cache are f32.
-use super::config::rope_inv_freq;
-use super::config::Config;
+use super::config::{Config, Dims};
+use super::load::{check_tensors, kv_pair, Load, Loader};
+use super::{check_room, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{rope_tables_of, Op};
-use crate::tensor::{shape_str, Tensor};
+use crate::op::{rope_inv_freq, Op};
+use crate::tensor::Tensor;
+use crate::util::Rng;
 
 pub struct Layer {
     pub in_norm: Tensor,
@@ -30,8 +32,7 @@ pub struct Weights {
     pub lm_head: Tensor,
     pub final_norm: Tensor,
     pub layers: Vec<Layer>,
-    pub rope_cos: Tensor,
-    pub rope_sin: Tensor,
+    pub rope: Rope,
     /// 0, 1, 2, .. max_ctx-1 (u32): a forward at n_past reads its positions as a view at n_past.
     pub positions: Tensor,
     /// Bytes of weights a decode step reads (every matrix once, the embedding row aside).
@@ -40,14 +41,7 @@ pub struct Weights {
 
 /// The tensors (name, expected shape) of a Qwen3 checkpoint, from config.json.
 pub fn expected_tensors(c: &Config) -> Vec<(String, Vec<usize>)> {
-    let (d, f, hq, hkv, dh, v) = (
-        c.hidden_size,
-        c.intermediate_size,
-        c.num_attention_heads,
-        c.num_key_value_heads,
-        c.head_dim,
-        c.vocab_size,
-    );
+    let Dims { d, f, hq, hkv, dh, v } = c.dims();
     let mut t = vec![
         ("model.embed_tokens.weight".to_string(), vec![v, d]),
         ("model.norm.weight".into(), vec![d]),
@@ -78,18 +72,11 @@ pub fn expected_tensors(c: &Config) -> Vec<(String, Vec<usize>)> {
     t
 }
 
-pub use super::source::Source;
-
 impl Weights {
-    /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
-    /// `progress(done, total)` is called after each tensor.
-    pub fn load(
-        c: &Config,
-        src: &Source,
-        dev: &dyn Backend,
-        max_ctx: usize,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Weights> {
+    /// Uploads every weight, checking names, dtypes and shapes against config.json (or the GGUF
+    /// metadata) first.
+    pub(super) fn load(req: Load) -> Result<Weights> {
+        let (c, src, dev) = (req.c, req.src, req.dev);
         if !matches!(src, Source::Random { .. }) {
             // the last layer first: a corrupt num_hidden_layers (say 10^12) is refused by name
             // before the per-layer list below is built
@@ -99,95 +86,28 @@ impl Weights {
             )?;
         }
         let want = expected_tensors(c);
-        if !matches!(src, Source::Random { .. }) {
-            for (name, shape) in &want {
-                let (dtype, got, path) = src.info(c, name)?;
-                // matrices may be block-quantized (rows a whole number of blocks); vectors are float
-                let ok = dtype.is_float() || (dtype.is_quant() && shape.len() == 2 && shape[1] % dtype.block().0 == 0);
-                if !ok {
-                    return Err(Error::File {
-                        path: path.clone(),
-                        detail: format!("tensor `{name}`: dtype {} is not a float type (nor a block-quantized matrix) for shape [{}]", dtype, shape_str(shape)),
-                    });
-                }
-                if &got != shape {
-                    let by = if matches!(src, Source::Gguf(_)) {
-                        "the GGUF metadata"
-                    } else {
-                        "config.json"
-                    };
-                    return Err(Error::File {
-                        path,
-                        detail: format!(
-                            "tensor `{name}`: shape [{}] but {by} implies [{}]",
-                            shape_str(&got),
-                            shape_str(shape)
-                        ),
-                    });
-                }
-            }
-        }
+        check_tensors(c, src, &want, true)?;
         // progress counts the tensors uploaded as they are; gate/up go up fused, uncounted
         let total = want.len() - 2 * c.num_hidden_layers;
-        let mut done = 0;
-        let mut up = |name: &str, shape: &[usize]| -> Result<Tensor> {
-            let t = match src {
-                Source::Random { dtype, seed } => random_weight(dev, name, shape, *dtype, *seed)?,
-                _ => {
-                    let f = src.fetch(c, name)?;
-                    let t = dev.alloc(f.dtype, shape)?;
-                    dev.upload(&t, &f.bytes)?;
-                    t
-                }
-            };
-            done += 1;
-            progress(done, total);
-            Ok(t)
-        };
-        // gate and up, rows interleaved into one [2F, D] tensor
-        let gate_up = |gate: &str, upn: &str| -> Result<Tensor> {
-            let (f, d) = (c.intermediate_size, c.hidden_size);
-            let t = match src {
-                Source::Random { dtype, seed } => random_weight(dev, gate, &[2 * f, d], *dtype, *seed)?,
-                _ => {
-                    let (g, u) = (src.fetch(c, gate)?, src.fetch(c, upn)?);
-                    if g.dtype != u.dtype {
-                        return Err(Error::File {
-                            path: u.path,
-                            detail: format!("tensor `{upn}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype),
-                        });
-                    }
-                    let (gb, ub) = (&g.bytes, &u.bytes);
-                    let row = g.dtype.nbytes(d);
-                    let mut bytes = Vec::with_capacity(2 * gb.len());
-                    for j in 0..f {
-                        bytes.extend_from_slice(&gb[j * row..(j + 1) * row]);
-                        bytes.extend_from_slice(&ub[j * row..(j + 1) * row]);
-                    }
-                    let t = dev.alloc(g.dtype, &[2 * f, d])?;
-                    dev.upload(&t, &bytes)?;
-                    t
-                }
-            };
-            Ok(t)
-        };
+        let mut ld = Loader::new(req, random_values, total);
         let shape_of = |n: &str| want.iter().find(|w| w.0 == n).map(|w| w.1.clone()).unwrap();
-        let embed = up("model.embed_tokens.weight", &shape_of("model.embed_tokens.weight"))?;
-        let final_norm = up("model.norm.weight", &shape_of("model.norm.weight"))?;
+        let up = |ld: &mut Loader, n: &str| ld.tensor(n, &shape_of(n));
+        let embed = up(&mut ld, "model.embed_tokens.weight")?;
+        let final_norm = up(&mut ld, "model.norm.weight")?;
         let lm_head = if c.tie_word_embeddings {
             embed.clone()
         } else {
-            up("lm_head.weight", &shape_of("lm_head.weight"))?
+            up(&mut ld, "lm_head.weight")?
         };
         let mut layers = Vec::new();
         for i in 0..c.num_hidden_layers {
             let p = format!("model.layers.{i}");
-            let gu = gate_up(&format!("{p}.mlp.gate_proj.weight"), &format!("{p}.mlp.up_proj.weight"))?;
-            let mut g = |s: &str| {
-                let n = format!("{p}.{s}");
-                up(&n, &shape_of(&n))
-            };
-
+            let gate_up = gate_up(
+                &ld,
+                &format!("{p}.mlp.gate_proj.weight"),
+                &format!("{p}.mlp.up_proj.weight"),
+            )?;
+            let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
             layers.push(Layer {
                 in_norm: g("input_layernorm.weight")?,
                 q: g("self_attn.q_proj.weight")?,
@@ -205,7 +125,7 @@ impl Weights {
                     None
                 },
                 post_norm: g("post_attention_layernorm.weight")?,
-                gate_up: gu,
+                gate_up,
                 down: g("mlp.down_proj.weight")?,
             });
         }
@@ -215,15 +135,11 @@ impl Weights {
                 inv.iter_mut().zip(&f).for_each(|(i, f)| *i /= f);
             }
         }
-        let (cos, sin) = rope_tables_of(&inv, max_ctx);
-        let rope_cos = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
-        dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
-        let rope_sin = dev.alloc(DType::F32, &[max_ctx, c.head_dim / 2])?;
-        dev.upload(&rope_sin, &DType::F32.encode_f32(&sin))?;
-        let positions = dev.alloc(DType::U32, &[max_ctx])?;
+        let rope = ld.rope(&inv)?;
+        let positions = dev.alloc(DType::U32, &[ld.max_ctx])?;
         dev.upload(
             &positions,
-            &(0..max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>(),
+            &(0..ld.max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>(),
         )?;
         let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
         for l in &layers {
@@ -237,19 +153,43 @@ impl Weights {
             lm_head,
             final_norm,
             layers,
-            rope_cos,
-            rope_sin,
+            rope,
             positions,
             decode_bytes,
         })
     }
 }
 
+/// gate_proj and up_proj with their rows interleaved into one [2F, D] tensor (not counted).
+fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
+    let (c, dev) = (ld.c, ld.dev);
+    let (f, d) = (c.intermediate_size, c.hidden_size);
+    if let Source::Random { dtype, seed } = ld.src {
+        return ld.random(gate, &[2 * f, d], *dtype, *seed);
+    }
+    let (g, u) = (ld.src.fetch(c, gate)?, ld.src.fetch(c, up)?);
+    if g.dtype != u.dtype {
+        return Err(Error::File {
+            path: u.path,
+            detail: format!("tensor `{up}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype),
+        });
+    }
+    let (gb, ub) = (&g.bytes, &u.bytes);
+    let row = g.dtype.nbytes(d);
+    let mut bytes = Vec::with_capacity(2 * gb.len());
+    for j in 0..f {
+        bytes.extend_from_slice(&gb[j * row..(j + 1) * row]);
+        bytes.extend_from_slice(&ub[j * row..(j + 1) * row]);
+    }
+    let t = dev.alloc(g.dtype, &[2 * f, d])?;
+    dev.upload(&t, &bytes)?;
+    Ok(t)
+}
+
 /// Random weights with a model-like scale: norms ~1, matrices ~1/sqrt(fan_in), embeddings ~0.1.
-fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
+fn random_values(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32> {
     let n: usize = shape.iter().product();
-    let mut r = crate::parity::case::Rng::new(seed ^ crate::parity::cases::seed(name));
-    let vals: Vec<f32> = if shape.len() == 1 {
+    if shape.len() == 1 {
         (0..n).map(|_| 1.0 + 0.05 * r.normal() as f32).collect()
     } else if name.contains("embed") {
         (0..n).map(|_| 0.1 * r.normal() as f32).collect()
@@ -257,16 +197,7 @@ fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, s
         let s = 1.0 / (shape[1] as f64).sqrt();
         // uniform with the normal's variance: fast to draw for ~600M values
         (0..n).map(|_| ((r.uniform() * 2.0 - 1.0) * s * 1.732) as f32).collect()
-    };
-    // a quantized model keeps its norms in f32 (as GGUF files do)
-    let dtype = if dtype.is_quant() && shape.len() == 1 {
-        DType::F32
-    } else {
-        dtype
-    };
-    let t = dev.alloc(dtype, shape)?;
-    dev.upload(&t, &dtype.encode_f32(&vals))?;
-    Ok(t)
+    }
 }
 
 /// Per-sequence state: the KV cache, one [max_ctx, Hkv, Dh] f32 pair per layer.
@@ -279,12 +210,12 @@ pub struct KvCache {
 
 impl KvCache {
     pub fn new(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<KvCache> {
-        let shape = [capacity, c.num_key_value_heads, c.head_dim];
         let mut k = Vec::new();
         let mut v = Vec::new();
         for _ in 0..c.num_hidden_layers {
-            k.push(dev.alloc(DType::F32, &shape)?);
-            v.push(dev.alloc(DType::F32, &shape)?);
+            let (kl, vl) = kv_pair(c, dev, capacity)?;
+            k.push(kl);
+            v.push(vl);
         }
         Ok(KvCache { k, v, len: 0, capacity })
     }
@@ -308,13 +239,7 @@ pub struct Workspace {
 
 impl Workspace {
     pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
-        let (d, f, hq, hkv, dh) = (
-            c.hidden_size,
-            c.intermediate_size,
-            c.num_attention_heads,
-            c.num_key_value_heads,
-            c.head_dim,
-        );
+        let Dims { d, f, hq, hkv, dh, .. } = c.dims();
         let a = |s: &[usize]| dev.alloc(DType::F32, s);
         Ok(Workspace {
             t,
@@ -333,41 +258,13 @@ impl Workspace {
     }
 }
 
-/// What a forward returns on the device.
-pub enum Logits {
-    /// logits of the last position only, [1, V], in `ws.logits` (first row)
-    Last,
-    /// logits of every position, [T, V]
-    All,
-}
-
-/// Records one forward over `ws.t` tokens at positions cache.len.. reading the token ids from `ids`
-/// (the workspace's upload slot, or the previous step's argmax output on the device). Appends K/V to the cache. Optionally calls `hidden(i, dev, x)`
-/// after the embedding (i = 0) and after each decoder layer (i = layer + 1).
-pub fn forward(
-    c: &Config,
-    w: &Weights,
-    dev: &dyn Backend,
-    ws: &Workspace,
-    ids: &Tensor,
-    cache: &mut KvCache,
-    which: Logits,
-    hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
-) -> Result<()> {
-    let (t, d, hq, hkv, dh) = (
-        ws.t,
-        c.hidden_size,
-        c.num_attention_heads,
-        c.num_key_value_heads,
-        c.head_dim,
-    );
+/// Records one forward (`Pass`) over `ws.t` tokens at positions cache.len.., appending K/V to the
+/// cache.
+pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> Result<()> {
+    let (c, dev, ids) = (pass.c, pass.dev, pass.ids);
+    let (t, Dims { d, hq, hkv, dh, .. }) = (ws.t, c.dims());
     let n_past = cache.len;
-    if n_past + t > cache.capacity {
-        return Err(Error::Other(format!(
-            "context full: {} + {t} tokens exceed the context of {}",
-            n_past, cache.capacity
-        )));
-    }
+    check_room(n_past, t, cache.capacity)?;
     let norm = Op::RmsNorm {
         eps: c.rms_norm_eps,
         unit_offset: false,
@@ -383,7 +280,7 @@ pub fn forward(
     // 1. x = embed[ids]                                        [T, D]
     let pos = w.positions.view(n_past, &[t])?;
     dev.run(&Op::Embedding, &[&w.embed, ids], &[&ws.x[0]])?;
-    hidden(0, dev, &ws.x[0])?;
+    (pass.hidden)(0, dev, &ws.x[0])?;
     // The residual stream lives in x[0]; x[1] holds it between the attention and MLP halves.
     // Each residual add is fused with the norm that follows it (add_rms_norm writes both).
     let (x, x2) = (&ws.x[0], &ws.x[1]);
@@ -400,13 +297,13 @@ pub fn forward(
         //    [T, H, Dh]
         match (&l.q_norm, &l.k_norm) {
             (Some(qn), Some(kn)) => {
-                dev.run(&norm_rope, &[&ws.q[0], qn, &pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
-                dev.run(&norm_rope, &[&ws.k, kn, &pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+                dev.run(&norm_rope, &[&ws.q[0], qn, &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
+                dev.run(&norm_rope, &[&ws.k, kn, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
             }
             _ => {
                 let rope = Op::Rope { rotary_dim: dh };
-                dev.run(&rope, &[&ws.q[0], &pos, &w.rope_cos, &w.rope_sin], &[&ws.q[1]])?;
-                dev.run(&rope, &[&ws.k, &pos, &w.rope_cos, &w.rope_sin], &[&k_slot])?;
+                dev.run(&rope, &[&ws.q[0], &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
+                dev.run(&rope, &[&ws.k, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
             }
         }
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
@@ -426,11 +323,11 @@ pub fn forward(
         dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.o])?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[x2, &ws.o, next_norm], &[x, &ws.h])?;
-        hidden(li + 1, dev, x)?;
+        (pass.hidden)(li + 1, dev, x)?;
     }
     cache.len += t;
     // 7. the LM head (tied: the embedding matrix) on h = final_norm(x)
-    match which {
+    match pass.which {
         Logits::Last => {
             let last = ws.h.view((t - 1) * d, &[1, d])?;
             let out = ws.logits.view(0, &[1, c.vocab_size])?;

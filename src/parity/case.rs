@@ -2,6 +2,8 @@
 use crate::dtype::DType;
 use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::shape_str;
+/// The generator `Init` draws from (re-exported: case generators reach it beside `Input`).
+pub use crate::util::Rng;
 
 /// How an input is filled. Every generator is deterministic in its seed.
 #[derive(Clone, Debug)]
@@ -72,31 +74,6 @@ impl Case {
             self.inputs.iter().map(|i| i.desc.clone()).collect(),
             self.outputs.clone(),
         )
-    }
-}
-
-/// splitmix64: small, fast, deterministic.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// uniform in [0, 1)
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn normal(&mut self) -> f64 {
-        let u1 = self.uniform().max(1e-300);
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 }
 

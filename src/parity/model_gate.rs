@@ -8,8 +8,8 @@ use super::golden::Manifest;
 use crate::dtype::DType;
 use crate::engine::sampler::{log_softmax, Sampler, Sampling};
 use crate::engine::Engine;
-use crate::model::qwen3::Logits;
 use crate::model::safetensors::SafeTensors;
+use crate::model::Logits;
 use std::path::{Path, PathBuf};
 
 pub const REGRESSION: &str = "REGRESSION SUSPECTED — bisect first";

@@ -1,10 +1,10 @@
 //! Valid random blocks for kernel parity tests and benchmarks: every quant byte random, every f16
 //! scale finite with magnitude in 2^-8..2^-4 and a random sign (every format here reads its scales
 //! as plain f16, so a negative `d`, `dmin` or `m` is a valid block, and a kernel that drops the
-//! sign fails on it). Deterministic in the seed (splitmix64, `parity::case::Rng`).
+//! sign fails on it). Deterministic in the seed (splitmix64, `util::Rng`).
 use super::f16_le;
 use crate::dtype::DType;
-use crate::parity::case::Rng;
+use crate::util::Rng;
 
 /// A random f16 scale: magnitude 2^(-8 + 4u) for u uniform in [0, 1), random sign.
 fn scale(r: &mut Rng) -> [u8; 2] {

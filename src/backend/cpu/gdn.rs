@@ -198,7 +198,7 @@ pub fn gdn_chunked(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parity::case::Rng;
+    use crate::util::Rng;
 
     /// qkv, b, a, a_log, dt_bias, state
     type Inputs = (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>);

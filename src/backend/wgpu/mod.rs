@@ -26,7 +26,7 @@ mod rope;
 
 pub use context::{Caps, Readback, WgpuBackend, WgpuStorage};
 
-use super::{unsupported, Backend, Support};
+use super::{refused, unsupported, Backend, Capability, PendingRead, Support};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
@@ -159,7 +159,45 @@ impl Backend for WgpuBackend {
         self.wait()
     }
 
-    fn as_wgpu(&self) -> Option<&WgpuBackend> {
-        Some(self)
+    fn capability(&self, cap: Capability) -> Support {
+        match cap {
+            Capability::Timestamps if !self.caps.timestamp_query => {
+                Support::No("no timestamp queries on this adapter".into())
+            }
+            _ => Support::Yes,
+        }
+    }
+
+    fn submit_readback(&self, t: &Tensor) -> Result<PendingRead<'_>> {
+        let rb = WgpuBackend::submit_readback(self, t)?;
+        Ok(PendingRead::new(move || rb.wait(self)))
+    }
+
+    fn set_profiling(&self, on: bool) -> Result<()> {
+        if WgpuBackend::set_profiling(self, on)? {
+            Ok(())
+        } else {
+            Err(refused(self, Capability::Timestamps))
+        }
+    }
+
+    fn profile(&self) -> Vec<(String, f64, u64)> {
+        WgpuBackend::profile(self)
+    }
+
+    fn read_bandwidth(&self, bytes: usize, iters: usize) -> Result<f64> {
+        WgpuBackend::read_bandwidth(self, bytes, iters)
+    }
+
+    fn read_bandwidth_sized(&self, bytes: usize, copies: usize, iters: usize) -> Result<f64> {
+        WgpuBackend::read_bandwidth_sized(self, bytes, copies, iters)
+    }
+
+    fn forget_bind_groups(&self) {
+        WgpuBackend::forget_bind_groups(self)
+    }
+
+    fn last_submit_dispatches(&self) -> Option<u64> {
+        Some(WgpuBackend::last_submit_dispatches(self))
     }
 }

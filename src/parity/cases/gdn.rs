@@ -5,7 +5,8 @@
 //! unfused reference ops, for every (input, output) dtype pair.
 use super::{seed, DType, FLOATS};
 use crate::op::{rope_tables, Op, TensorDesc};
-use crate::parity::case::{input, Case, Init, Rng};
+use crate::parity::case::{input, Case, Init};
+use crate::util::Rng;
 
 fn normal(s: u64, std: f32) -> Init {
     Init::Normal { seed: s, std }

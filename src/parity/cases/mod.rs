@@ -37,11 +37,7 @@ pub(crate) use crate::dtype::DType;
 pub(crate) const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
 
 /// A stable seed from a case's tag, so adding a case does not reshuffle the others' data.
-pub(crate) fn seed(tag: &str) -> u64 {
-    tag.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    })
-}
+pub(crate) use crate::util::seed;
 
 #[cfg(test)]
 mod tests {

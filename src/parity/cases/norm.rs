@@ -14,7 +14,7 @@ fn one(family: &'static str, x: DType, w: DType, y: DType, shape: &[usize], eps:
     let s = seed(&format!("{family}{tag}{shape:?}"));
     // Norm weights sit near 1 (or near 0 for the 1+w form), as in trained models.
     let wvals: Vec<f32> = {
-        let mut r = crate::parity::case::Rng::new(s ^ 1);
+        let mut r = crate::util::Rng::new(s ^ 1);
         (0..d)
             .map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32)
             .collect()
@@ -69,7 +69,7 @@ pub fn norm_rope_cases() -> Vec<Case> {
             let (cos, sin) = rope_tables(theta, rot, 512);
             let tag = format!("{dt},rot{rot}");
             let s = seed(&format!("nr{tag}{t}{h}{dh}"));
-            let mut r = crate::parity::case::Rng::new(s ^ 3);
+            let mut r = crate::util::Rng::new(s ^ 3);
             let w: Vec<f32> = (0..dh).map(|_| (1.0 + 0.1 * r.normal()) as f32).collect();
             v.push(Case::new(
                 "rms_norm_rope",
@@ -119,7 +119,7 @@ pub fn add_norm_cases() -> Vec<Case> {
                     continue;
                 }
                 let s = seed(&format!("addnorm{tag}{shape:?}"));
-                let mut r = crate::parity::case::Rng::new(s ^ 5);
+                let mut r = crate::util::Rng::new(s ^ 5);
                 let wv: Vec<f32> = (0..d)
                     .map(|_| (if unit { 0.0 } else { 1.0 } + 0.1 * r.normal()) as f32)
                     .collect();

@@ -1,6 +1,7 @@
 use super::{seed, DType, FLOATS};
 use crate::op::{Op, TensorDesc};
-use crate::parity::case::{input, Case, Init, Rng};
+use crate::parity::case::{input, Case, Init};
+use crate::util::Rng;
 
 const SHAPES: [&[usize]; 5] = [&[1, 13], &[5, 7], &[3, 4097], &[2, 32000], &[1, 151936]];
 

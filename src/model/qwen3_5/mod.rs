@@ -5,13 +5,19 @@
 //! conv state and a recurrent state; the others are full attention with an output gate and a KV
 //! cache. Weights stay in their file dtype on the device; activations, caches and states are f32.
 //! The math is tools/oracle/gdn_reference.py's (transformers 5.24, modeling_qwen3_5.py).
-use super::config::{Config, HybridConfig, LayerType};
-use super::qwen3::{Logits, Source};
+mod state;
+
+pub use state::{Cache, LayerCache, Workspace};
+
+use super::config::{Config, Dims, HybridConfig, LayerType};
+use super::load::{check_tensors, Load, Loader};
+use super::{check_room, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{rope_tables, Op, OpDesc, TensorDesc};
-use crate::tensor::{shape_str, Tensor};
+use crate::op::{rope_inv_freq, Op, OpDesc, TensorDesc};
+use crate::tensor::Tensor;
+use crate::util::Rng;
 
 #[allow(clippy::large_enum_variant)]
 pub enum Mixer {
@@ -57,8 +63,7 @@ pub struct Weights {
     pub final_norm: Tensor,
     pub layers: Vec<Layer>,
     /// RoPE tables [max_ctx, rotary_dim / 2]: only the first rotary_dim dims of a head rotate
-    pub rope_cos: Tensor,
-    pub rope_sin: Tensor,
+    pub rope: Rope,
     /// Bytes of weights a decode step reads (every matrix once, the embedding row aside).
     pub decode_bytes: usize,
 }
@@ -73,14 +78,7 @@ fn hybrid(c: &Config) -> Result<&HybridConfig> {
 /// `model.language_model.`), from config.json.
 pub fn expected_tensors(c: &Config, prefix: &str) -> Result<Vec<(String, Vec<usize>)>> {
     let h = hybrid(c)?;
-    let (d, f, hq, hkv, dh, v) = (
-        c.hidden_size,
-        c.intermediate_size,
-        c.num_attention_heads,
-        c.num_key_value_heads,
-        c.head_dim,
-        c.vocab_size,
-    );
+    let Dims { d, f, hq, hkv, dh, v } = c.dims();
     let (nv, cd, vd, k) = (
         h.linear_num_value_heads,
         h.conv_dim(),
@@ -162,14 +160,9 @@ fn prefix_of(src: &Source) -> &'static str {
 }
 
 impl Weights {
-    /// Uploads every weight to `dev`, checking names, dtypes and shapes against config.json first.
-    pub fn load(
-        c: &Config,
-        src: &Source,
-        dev: &dyn Backend,
-        max_ctx: usize,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Weights> {
+    /// Uploads every weight, checking names, dtypes and shapes against config.json first.
+    pub(super) fn load(req: Load) -> Result<Weights> {
+        let (c, src) = (req.c, req.src);
         let h = hybrid(c)?;
         if let Source::Gguf(g) = src {
             return Err(Error::File {
@@ -186,82 +179,21 @@ impl Weights {
         }
         let prefix = prefix_of(src);
         let want = expected_tensors(c, prefix)?;
-        if let Source::File(st) = src {
-            for (name, shape) in &want {
-                let (info, _) = st.get(name)?;
-                if !info.dtype.is_float() {
-                    return Err(Error::File {
-                        path: st.path_of(name),
-                        detail: format!("tensor `{name}`: dtype {} is not a float type", info.dtype),
-                    });
-                }
-                if &info.shape != shape {
-                    return Err(Error::File {
-                        path: st.path_of(name),
-                        detail: format!(
-                            "tensor `{name}`: shape [{}] but config.json implies [{}]",
-                            shape_str(&info.shape),
-                            shape_str(shape)
-                        ),
-                    });
-                }
-            }
-        }
+        check_tensors(c, src, &want, false)?;
         let total = want.len();
-        let mut done = 0;
-        let mut decode_bytes = 0;
-        // a vocabulary matrix [V, D], in row shards of `rows`
-        let vocab = |name: &str| -> Result<Vec<(usize, Tensor)>> {
-            let (v, d) = (c.vocab_size, c.hidden_size);
-            let dtype = match src {
-                Source::File(st) => st.get(name)?.0.dtype,
-                Source::Random { dtype, .. } => *dtype,
-                Source::Gguf(_) => unreachable!("refused above"),
-            };
-            let rows = shard_rows(dev, dtype, v, d);
-            let mut parts = Vec::new();
-            for first in (0..v).step_by(rows) {
-                let n = rows.min(v - first);
-                let t = match src {
-                    Source::File(st) => {
-                        let (_, bytes) = st.get(name)?;
-                        let t = dev.alloc(dtype, &[n, d])?;
-                        dev.upload(&t, &bytes[first * d * dtype.size()..(first + n) * d * dtype.size()])?;
-                        t
-                    }
-                    Source::Random { dtype, seed } => {
-                        random_weight(dev, &format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?
-                    }
-                    Source::Gguf(_) => unreachable!("refused above"),
-                };
-                parts.push((first, t));
-            }
-            Ok(parts)
-        };
-        let embed = vocab(&format!("{prefix}embed_tokens.weight"))?;
+        let mut ld = Loader::new(req, random_values, total);
+        let embed = vocab(&ld, &format!("{prefix}embed_tokens.weight"))?;
         let lm_head = if c.tie_word_embeddings {
             embed.clone()
         } else {
-            vocab("lm_head.weight")?
+            vocab(&ld, "lm_head.weight")?
         };
-        decode_bytes += lm_head.iter().map(|p| p.1.nbytes()).sum::<usize>();
-        done += if c.tie_word_embeddings { 1 } else { 2 };
-        progress(done, total);
+        let mut decode_bytes = lm_head.iter().map(|p| p.1.nbytes()).sum::<usize>();
+        ld.count(if c.tie_word_embeddings { 1 } else { 2 });
         let mut up = |name: &str| -> Result<Tensor> {
             let shape = &want.iter().find(|w| w.0 == name).expect("an expected tensor").1;
-            let t = match src {
-                Source::File(st) => {
-                    let (info, bytes) = st.get(name)?;
-                    let t = dev.alloc(info.dtype, shape)?;
-                    dev.upload(&t, bytes)?;
-                    t
-                }
-                Source::Random { dtype, seed } => random_weight(dev, name, shape, *dtype, *seed)?,
-                Source::Gguf(_) => unreachable!("refused above"),
-            };
+            let t = ld.tensor(name, shape)?;
             decode_bytes += t.nbytes();
-            done += 1;
-            progress(done, total);
             Ok(t)
         };
         let final_norm = up(&format!("{prefix}norm.weight"))?;
@@ -300,29 +232,50 @@ impl Weights {
                 down: g("mlp.down_proj.weight")?,
             });
         }
-        let (cos, sin) = rope_tables(c.rope_theta, h.rotary_dim, max_ctx);
-        let rope_cos = dev.alloc(DType::F32, &[max_ctx, h.rotary_dim / 2])?;
-        dev.upload(&rope_cos, &DType::F32.encode_f32(&cos))?;
-        let rope_sin = dev.alloc(DType::F32, &[max_ctx, h.rotary_dim / 2])?;
-        dev.upload(&rope_sin, &DType::F32.encode_f32(&sin))?;
         Ok(Weights {
             embed,
             lm_head,
             final_norm,
             layers,
-            rope_cos,
-            rope_sin,
+            rope: ld.rope(&rope_inv_freq(c.rope_theta, h.rotary_dim, None))?,
             decode_bytes,
         })
     }
 }
 
+/// A vocabulary matrix [V, D] on the device in row shards (`shard_rows`), not counted.
+fn vocab(ld: &Loader, name: &str) -> Result<Vec<(usize, Tensor)>> {
+    let (c, dev) = (ld.c, ld.dev);
+    let (v, d) = (c.vocab_size, c.hidden_size);
+    let dtype = match ld.src {
+        Source::File(st) => st.get(name)?.0.dtype,
+        Source::Random { dtype, .. } => *dtype,
+        Source::Gguf(_) => unreachable!("refused in Weights::load"),
+    };
+    let rows = shard_rows(dev, dtype, v, d);
+    let mut parts = Vec::new();
+    for first in (0..v).step_by(rows) {
+        let n = rows.min(v - first);
+        let t = match ld.src {
+            Source::File(st) => {
+                let (_, bytes) = st.get(name)?;
+                let t = dev.alloc(dtype, &[n, d])?;
+                dev.upload(&t, &bytes[first * d * dtype.size()..(first + n) * d * dtype.size()])?;
+                t
+            }
+            Source::Random { dtype, seed } => ld.random(&format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?,
+            Source::Gguf(_) => unreachable!("refused in Weights::load"),
+        };
+        parts.push((first, t));
+    }
+    Ok(parts)
+}
+
 /// Random weights with a trained model's scales (benchmarks): (1 + w) norms ~0, the gated norm ~1,
 /// A_log = log U(1, 16), softplus(dt_bias) = U(0.001, 0.1), matrices ~1/sqrt(fan_in).
-fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
+fn random_values(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32> {
     let n: usize = shape.iter().product();
-    let mut r = crate::parity::case::Rng::new(seed ^ crate::parity::cases::seed(name));
-    let vals: Vec<f32> = if name.ends_with("A_log") {
+    if name.ends_with("A_log") {
         (0..n).map(|_| (1.0 + 15.0 * r.uniform()).ln() as f32).collect()
     } else if name.ends_with("dt_bias") {
         (0..n)
@@ -338,166 +291,18 @@ fn random_weight(dev: &dyn Backend, name: &str, shape: &[usize], dtype: DType, s
         let fan_in = *shape.last().unwrap() as f64;
         let s = 1.732 / fan_in.sqrt();
         (0..n).map(|_| ((r.uniform() * 2.0 - 1.0) * s) as f32).collect()
-    };
-    let t = dev.alloc(dtype, shape)?;
-    dev.upload(&t, &dtype.encode_f32(&vals))?;
-    Ok(t)
-}
-
-/// One layer's per-sequence state.
-pub enum LayerCache {
-    /// [capacity, Hkv, Dh] f32 each
-    Full { k: Tensor, v: Tensor },
-    /// conv [K-1, conv_dim] and recurrent [nv, dk, dv] states, f32, two of each: an op never reads
-    /// and writes one buffer, so step i reads `[cur]` and writes `[1 - cur]`
-    Linear { conv: [Tensor; 2], rec: [Tensor; 2] },
-}
-
-/// The hybrid cache: attention KV for full layers, conv + recurrent state for linear layers.
-pub struct Cache {
-    pub layers: Vec<LayerCache>,
-    /// which of each linear layer's two state buffers is current
-    pub cur: usize,
-    pub len: usize,
-    pub capacity: usize,
-}
-
-impl Cache {
-    /// A fresh sequence: zero states (device buffers start zeroed), empty KV.
-    pub fn new(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<Cache> {
-        let h = hybrid(c)?;
-        let mut layers = Vec::new();
-        for kind in &h.layer_types {
-            layers.push(match kind {
-                LayerType::Full => {
-                    let shape = [capacity, c.num_key_value_heads, c.head_dim];
-                    LayerCache::Full {
-                        k: dev.alloc(DType::F32, &shape)?,
-                        v: dev.alloc(DType::F32, &shape)?,
-                    }
-                }
-                LayerType::Linear => {
-                    let cs = [h.linear_conv_kernel_dim - 1, h.conv_dim()];
-                    let rs = [h.linear_num_value_heads, h.linear_key_head_dim, h.linear_value_head_dim];
-                    let z = |s: &[usize]| -> Result<Tensor> {
-                        let t = dev.alloc(DType::F32, s)?;
-                        dev.upload(&t, &vec![0u8; t.nbytes()])?;
-                        Ok(t)
-                    };
-                    LayerCache::Linear {
-                        conv: [z(&cs)?, z(&cs)?],
-                        rec: [z(&rs)?, z(&rs)?],
-                    }
-                }
-            });
-        }
-        Ok(Cache {
-            layers,
-            cur: 0,
-            len: 0,
-            capacity,
-        })
     }
 }
 
-/// Scratch tensors for a forward over T tokens, allocated once per T and reused.
-pub struct Workspace {
-    pub t: usize,
-    pub ids: Tensor,
-    x: [Tensor; 2],
-    h: Tensor,
-    mix: Tensor,
-    // linear attention
-    qkv: Tensor,
-    conv: Tensor,
-    z: Tensor,
-    b: Tensor,
-    a: Tensor,
-    core: Tensor,
-    normed: Tensor,
-    // full attention
-    qg: Tensor,
-    k: Tensor,
-    v: Tensor,
-    att: Tensor,
-    // MLP
-    gate: Tensor,
-    up: Tensor,
-    act: Tensor,
-    last: Tensor,
-    pub logits: Tensor,
-    pub next: Tensor,
-}
-
-impl Workspace {
-    pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
-        let hc = hybrid(c)?;
-        let (d, f, hq, hkv, dh) = (
-            c.hidden_size,
-            c.intermediate_size,
-            c.num_attention_heads,
-            c.num_key_value_heads,
-            c.head_dim,
-        );
-        let (nv, dv) = (hc.linear_num_value_heads, hc.linear_value_head_dim);
-        let a = |s: &[usize]| dev.alloc(DType::F32, s);
-        Ok(Workspace {
-            t,
-            ids: dev.alloc(DType::U32, &[t])?,
-            x: [a(&[t, d])?, a(&[t, d])?],
-            h: a(&[t, d])?,
-            mix: a(&[t, d])?,
-            qkv: a(&[t, hc.conv_dim()])?,
-            conv: a(&[t, hc.conv_dim()])?,
-            z: a(&[t, nv, dv])?,
-            b: a(&[t, nv])?,
-            a: a(&[t, nv])?,
-            core: a(&[t, nv, dv])?,
-            normed: a(&[t, nv, dv])?,
-            qg: a(&[t, hq, 2 * dh])?,
-            k: a(&[t, hkv, dh])?,
-            v: a(&[t, hkv, dh])?,
-            att: a(&[t, hq, dh])?,
-            gate: a(&[t, f])?,
-            up: a(&[t, f])?,
-            act: a(&[t, f])?,
-            last: a(&[1, d])?,
-            logits: a(&[t, c.vocab_size])?,
-            next: dev.alloc(DType::U32, &[1])?,
-        })
-    }
-}
-
-/// Records one forward over `ws.t` tokens at positions cache.len.., reading the token ids from
-/// `ids`. Appends to the KV caches, advances the conv and recurrent states. Calls `hidden(i, dev,
-/// x)` after the embedding (i = 0) and after each decoder layer (i = layer + 1).
-#[allow(clippy::too_many_arguments)]
-pub fn forward(
-    c: &Config,
-    w: &Weights,
-    dev: &dyn Backend,
-    ws: &Workspace,
-    ids: &Tensor,
-    cache: &mut Cache,
-    which: Logits,
-    hidden: &mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
-) -> Result<()> {
+/// Records one forward (`Pass`) over `ws.t` tokens at positions cache.len..: appends to the KV
+/// caches, advances the conv and recurrent states.
+pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Result<()> {
+    let (c, dev, ids) = (pass.c, pass.dev, pass.ids);
     let hc = hybrid(c)?;
-    let (t, d, hq, hkv, dh) = (
-        ws.t,
-        c.hidden_size,
-        c.num_attention_heads,
-        c.num_key_value_heads,
-        c.head_dim,
-    );
+    let (t, Dims { d, hq, hkv, dh, .. }) = (ws.t, c.dims());
     let (nv, dv) = (hc.linear_num_value_heads, hc.linear_value_head_dim);
     let n_past = cache.len;
-    if n_past + t > cache.capacity {
-        return Err(Error::Other(format!(
-            "context full: {n_past} + {t} tokens exceed the context of {}",
-            cache.capacity
-        )));
-    }
+    check_room(n_past, t, cache.capacity)?;
     // every norm of the decoder is x̂ (1 + w); the linear attention's output norm is gated
     let norm = Op::RmsNorm {
         eps: c.rms_norm_eps,
@@ -513,7 +318,7 @@ pub fn forward(
             }
         }
     }
-    hidden(0, dev, &ws.x[0])?;
+    (pass.hidden)(0, dev, &ws.x[0])?;
     let (x, x2) = (&ws.x[0], &ws.x[1]);
     for (li, (l, lc)) in w.layers.iter().zip(&cache.layers).enumerate() {
         // 2. h = rmsnorm(x)
@@ -584,7 +389,7 @@ pub fn forward(
                 };
                 dev.run(
                     &op,
-                    &[&ws.qg, &ws.k, &ws.v, q_norm, k_norm, &w.rope_cos, &w.rope_sin],
+                    &[&ws.qg, &ws.k, &ws.v, q_norm, k_norm, &w.rope.cos, &w.rope.sin],
                     &[&ws.att, kc, vc],
                 )?;
                 // 5. o_proj                                                         [T, D]
@@ -604,12 +409,12 @@ pub fn forward(
         dev.run(&Op::SwiGlu, &[&ws.gate, &ws.up], &[&ws.act])?;
         dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.mix])?;
         dev.run(&Op::Add, &[x2, &ws.mix], &[x])?;
-        hidden(li + 1, dev, x)?;
+        (pass.hidden)(li + 1, dev, x)?;
     }
     cache.cur = next;
     cache.len += t;
     // 8. final norm and the LM head (tied: the embedding matrix)
-    match which {
+    match pass.which {
         Logits::Last => {
             dev.run(&norm, &[&x.view((t - 1) * d, &[1, d])?, &w.final_norm], &[&ws.last])?;
             lm_head(w, dev, &ws.last, &ws.logits.view(0, &[1, c.vocab_size])?)

@@ -1,0 +1,166 @@
+//! What both model families do to load weights: check every expected tensor against the file
+//! before any upload, upload each one (or draw it at random, for benchmarks) with progress, and
+//! upload the RoPE tables.
+use super::config::Config;
+use super::{Rope, Source};
+use crate::backend::Backend;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::rope_tables_of;
+use crate::tensor::{shape_str, Tensor};
+use crate::util::{seed, Rng};
+
+/// A family's random values for the weight `name` of `shape` (benchmarks): model-like scales.
+pub(super) type RandomValues = fn(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32>;
+
+/// Checks the dtype and shape of every stored tensor in `want` (name, shape) before anything is
+/// uploaded; a random source has nothing to check. Vectors must be float; matrices too, or, with
+/// `quant_matrices`, block-quantized with whole blocks a row.
+pub(super) fn check_tensors(
+    c: &Config,
+    src: &Source,
+    want: &[(String, Vec<usize>)],
+    quant_matrices: bool,
+) -> Result<()> {
+    if matches!(src, Source::Random { .. }) {
+        return Ok(());
+    }
+    for (name, shape) in want {
+        let (dtype, got, path) = src.info(c, name)?;
+        if quant_matrices {
+            let ok = dtype.is_float() || (dtype.is_quant() && shape.len() == 2 && shape[1] % dtype.block().0 == 0);
+            if !ok {
+                return Err(Error::File {
+                    path,
+                    detail: format!(
+                        "tensor `{name}`: dtype {} is not a float type (nor a block-quantized matrix) for shape [{}]",
+                        dtype,
+                        shape_str(shape)
+                    ),
+                });
+            }
+        } else if !dtype.is_float() {
+            return Err(Error::File {
+                path,
+                detail: format!("tensor `{name}`: dtype {dtype} is not a float type"),
+            });
+        }
+        if &got != shape {
+            let by = if matches!(src, Source::Gguf(_)) {
+                "the GGUF metadata"
+            } else {
+                "config.json"
+            };
+            return Err(Error::File {
+                path,
+                detail: format!(
+                    "tensor `{name}`: shape [{}] but {by} implies [{}]",
+                    shape_str(&got),
+                    shape_str(shape)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A load as every family takes it: the config, where the weights come from, the device, the
+/// context the RoPE tables cover, and `progress(done, total)`, called after each tensor.
+pub(super) struct Load<'a> {
+    pub c: &'a Config,
+    pub src: &'a Source<'a>,
+    pub dev: &'a dyn Backend,
+    pub max_ctx: usize,
+    pub progress: &'a mut dyn FnMut(usize, usize),
+}
+
+/// Uploads a family's weights one tensor at a time, counting them for `progress`.
+pub(super) struct Loader<'a> {
+    pub c: &'a Config,
+    pub src: &'a Source<'a>,
+    pub dev: &'a dyn Backend,
+    pub max_ctx: usize,
+    progress: &'a mut dyn FnMut(usize, usize),
+    random: RandomValues,
+    done: usize,
+    total: usize,
+}
+
+impl<'a> Loader<'a> {
+    /// `total` tensors to count; `random` draws the family's random weights.
+    pub fn new(req: Load<'a>, random: RandomValues, total: usize) -> Self {
+        Loader {
+            c: req.c,
+            src: req.src,
+            dev: req.dev,
+            max_ctx: req.max_ctx,
+            progress: req.progress,
+            random,
+            done: 0,
+            total,
+        }
+    }
+
+    /// The stored tensor `name` as `shape` on the device (a random source draws it), counted.
+    pub fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        let t = self.uncounted(name, shape)?;
+        self.count(1);
+        Ok(t)
+    }
+
+    /// The same, not counted (a part of a tensor, or one fused from several).
+    pub fn uncounted(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
+        match self.src {
+            Source::Random { dtype, seed } => self.random(name, shape, *dtype, *seed),
+            _ => {
+                let f = self.src.fetch(self.c, name)?;
+                let t = self.dev.alloc(f.dtype, shape)?;
+                self.dev.upload(&t, &f.bytes)?;
+                Ok(t)
+            }
+        }
+    }
+
+    /// Random weights of the family's scales, seeded by the name; a quantized model keeps its
+    /// norms in f32 (as GGUF files do).
+    pub fn random(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> Result<Tensor> {
+        let mut r = Rng::new(seed_ ^ seed(name));
+        let vals = (self.random)(name, shape, &mut r);
+        let dtype = if dtype.is_quant() && shape.len() == 1 {
+            DType::F32
+        } else {
+            dtype
+        };
+        let t = self.dev.alloc(dtype, shape)?;
+        self.dev.upload(&t, &dtype.encode_f32(&vals))?;
+        Ok(t)
+    }
+
+    /// Counts `n` tensors loaded.
+    pub fn count(&mut self, n: usize) {
+        self.done += n;
+        (self.progress)(self.done, self.total);
+    }
+
+    /// RoPE cos/sin tables [max_ctx, inv_freq.len()] of these inverse frequencies, on the device.
+    pub fn rope(&self, inv_freq: &[f64]) -> Result<Rope> {
+        let max_ctx = self.max_ctx;
+        let (cos, sin) = rope_tables_of(inv_freq, max_ctx);
+        let half = inv_freq.len();
+        let up = |v: &[f32]| -> Result<Tensor> {
+            let t = self.dev.alloc(DType::F32, &[max_ctx, half])?;
+            self.dev.upload(&t, &DType::F32.encode_f32(v))?;
+            Ok(t)
+        };
+        Ok(Rope {
+            cos: up(&cos)?,
+            sin: up(&sin)?,
+        })
+    }
+}
+
+/// One attention layer's K and V caches, [capacity, Hkv, Dh] f32 each.
+pub(super) fn kv_pair(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<(Tensor, Tensor)> {
+    let shape = [capacity, c.num_key_value_heads, c.head_dim];
+    Ok((dev.alloc(DType::F32, &shape)?, dev.alloc(DType::F32, &shape)?))
+}
