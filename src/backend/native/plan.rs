@@ -89,7 +89,7 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::TopK { .. }
         | Op::Copy
         | Op::Cast => Support::Yes,
-        // Qwen3.5's ops (issue 4) have WGSL kernels only so far
+        // embedding_shard and the Qwen3.5 ops have WGSL kernels only so far
         Op::EmbeddingShard { .. }
         | Op::CausalConv1d
         | Op::CausalConv1dUpdate

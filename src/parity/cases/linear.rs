@@ -105,7 +105,7 @@ pub fn quant_cases() -> Vec<Case> {
         }
         if q == DType::Q4K {
             // matrices of 2^22 elements with K >= 2048: the integer-dot lanes over x limbs made
-            // by each workgroup (quant.rs `lanes`), M = 1 and 3
+            // by each workgroup (the wgpu quantized matvec's lanes), M = 1 and 3
             for shape in [(1, 4096, 1024), (3, 2048, 2048)] {
                 v.push(quant(DType::F32, q, DType::F32, shape));
             }
