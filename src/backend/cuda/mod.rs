@@ -229,20 +229,9 @@ impl Driver for Cuda {
     }
 
     fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status {
+        let (f, p) = (f.0 as usize as sys::CUfunction, params.as_mut_ptr());
         st("cuLaunchKernel", unsafe {
-            sys::cuLaunchKernel(
-                f.0 as usize as sys::CUfunction,
-                grid.0,
-                grid.1,
-                1,
-                BLOCK,
-                1,
-                1,
-                0,
-                null_mut(),
-                params.as_mut_ptr(),
-                null_mut(),
-            )
+            sys::cuLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, null_mut(), p, null_mut())
         })
     }
 

@@ -176,20 +176,9 @@ impl Driver for Hip {
     }
 
     fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status {
+        let (f, p) = (f.0 as usize as hip::hipFunction_t, params.as_mut_ptr());
         st("hipModuleLaunchKernel", unsafe {
-            hip::hipModuleLaunchKernel(
-                f.0 as usize as hip::hipFunction_t,
-                grid.0,
-                grid.1,
-                1,
-                BLOCK,
-                1,
-                1,
-                0,
-                null_mut(),
-                params.as_mut_ptr(),
-                null_mut(),
-            )
+            hip::hipModuleLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, null_mut(), p, null_mut())
         })
     }
 
