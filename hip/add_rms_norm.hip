@@ -29,8 +29,7 @@ WG_KERNEL void add_rms_norm(const T_A* a, const T_B* b, const T_W* w, T_S* sum, 
         float v = ld(sum, base + j);
         ss += v * v;
     }
-    ss = wg_block_sum(ss);
-    float inv = 1.0f / wg_sqrt(ss / (float)d + eps);
+    float inv = wg_inv_rms(ss, d, eps);
     for (u32 j = tid; j < d; j += WG_BLOCK) {
         float g = ld(w, j);
         if (unit != 0u) g += 1.0f;

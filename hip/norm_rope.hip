@@ -20,13 +20,7 @@ WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const f
     u32 t = row / h;
     u64 base = (u64)row * dh;
     u32 tid = wg_tid();
-    float ss = 0.0f;
-    for (u32 j = tid; j < dh; j += WG_BLOCK) {
-        float v = ld(x, base + j);
-        ss += v * v;
-    }
-    ss = wg_block_sum(ss);
-    float inv = 1.0f / wg_sqrt(ss / (float)dh + eps);
+    float inv = wg_inv_rms_row(x, base, dh, eps);
     u32 p = pos[t];
     bool ok = p < max_pos;
     for (u32 i = tid; i < half; i += WG_BLOCK) {

@@ -15,13 +15,7 @@
 WG_KERNEL void rms_norm(const T_X* x, const T_W* w, T_Y* y, u32 d, float eps, u32 unit) {
     u64 base = (u64)wg_bid_x() * d;
     u32 tid = wg_tid();
-    float ss = 0.0f;
-    for (u32 j = tid; j < d; j += WG_BLOCK) {
-        float v = ld(x, base + j);
-        ss += v * v;
-    }
-    ss = wg_block_sum(ss);
-    float inv = 1.0f / wg_sqrt(ss / (float)d + eps);
+    float inv = wg_inv_rms_row(x, base, d, eps);
     for (u32 j = tid; j < d; j += WG_BLOCK) {
         float g = ld(w, j);
         if (unit != 0u) g += 1.0f;

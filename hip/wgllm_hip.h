@@ -171,6 +171,18 @@ WG_DEV float wg_block_sum(float v) {
     wg_sync();
     return s;
 }
+// 1 / sqrt(mean(x^2) + eps) of a row of d elements, from each thread's partial sum of squares
+// `ss`; every thread must call it and every thread gets the result (the RMSNorm scale).
+WG_DEV float wg_inv_rms(float ss, u32 d, float eps) { return 1.0f / wg_sqrt(wg_block_sum(ss) / (float)d + eps); }
+// The same over the row x[base .. base + d), read by the block in WG_BLOCK strides.
+template <typename T> WG_DEV float wg_inv_rms_row(const T* x, u64 base, u32 d, float eps) {
+    float ss = 0.0f;
+    for (u32 j = wg_tid(); j < d; j += WG_BLOCK) {
+        float v = ld(x, base + j);
+        ss += v * v;
+    }
+    return wg_inv_rms(ss, d, eps);
+}
 WG_DEV float wg_block_max(float v) {
     __shared__ float part[WG_BLOCK / 32];
     v = wg_wave_max(v);

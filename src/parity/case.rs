@@ -2,8 +2,7 @@
 use crate::dtype::DType;
 use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::shape_str;
-/// The generator `Init` draws from (re-exported: case generators reach it beside `Input`).
-pub use crate::util::Rng;
+use crate::util::Rng;
 
 /// How an input is filled. Every generator is deterministic in its seed.
 #[derive(Clone, Debug)]

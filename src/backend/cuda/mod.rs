@@ -4,38 +4,32 @@
 //!
 //! The CUDA driver (libcuda) and NVRTC (libnvrtc) are loaded at run time (cudarc's dynamic
 //! loading); a machine without them, or without a device, has this backend absent with the reason
-//! ([`probe`]). Every driver and NVRTC call is checked and turned into `Error::Device` naming the
-//! call. Memory comes from cuMemAlloc (device-only; never managed memory). Kernels are compiled
+//! ([`probe`]). This file is only the driver and NVRTC calls ([`Cuda`], [`Nvrtc`]); the runtime
+//! over them is the one the hip backend has too (`native::device`), where every call is checked
+//! and turned into `Error::Device` naming the call. Memory comes from cuMemAlloc (device-only; never managed memory). Kernels are compiled
 //! once per (source, dtype substitution), cached in memory and on disk by (source hash, sm arch,
 //! NVRTC version). Work is queued on the legacy default stream, so uploads, launches and
 //! downloads stay in order.
-use super::native::{
-    self, arg_slots, launch_label, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime,
-};
-use crate::error::{Error, Result};
+use super::native::device::{checked, device_name, out, rtc_log, status, Device, Driver, Rtc, Status};
+use super::native::{plan::BLOCK, Func};
+use crate::error::Result;
 use cudarc::driver::sys;
 use cudarc::nvrtc::sys as nvrtc;
-use std::collections::HashMap;
-use std::ffi::{c_void, CStr, CString};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::{Arc, OnceLock};
 
-pub struct CudaRuntime {
-    name: String,
+/// A CUDA device: the driver API over the device's primary context.
+pub struct Cuda {
     ctx: sys::CUcontext,
-    /// `sm_90`
-    pub arch: String,
-    /// `nvrtc 13.0`
-    pub compiler: String,
-    pub description: String,
-    modules: Mutex<HashMap<ModuleKey, usize>>,
-    funcs: FuncCache,
-    sync_each: bool,
 }
 
-// The context and module handles are plain driver handles, valid on any thread once the context
-// is made current there (`bind`).
-unsafe impl Send for CudaRuntime {}
-unsafe impl Sync for CudaRuntime {}
+/// The runtime of one CUDA device.
+pub type CudaRuntime = Device<Cuda>;
+
+// The context is a plain driver handle, valid on any thread once it is made current there (`bind`).
+unsafe impl Send for Cuda {}
+unsafe impl Sync for Cuda {}
 
 fn err_text(r: sys::CUresult) -> String {
     let e = cudarc::driver::result::DriverError(r);
@@ -50,38 +44,16 @@ fn err_text(r: sys::CUresult) -> String {
     format!("{name} ({what})")
 }
 
-fn check(device: &str, call: &str, r: sys::CUresult) -> Result<()> {
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Device {
-            device: device.to_string(),
-            call: call.to_string(),
-            detail: err_text(r),
-        })
-    }
+fn st(call: &'static str, r: sys::CUresult) -> Status {
+    status(call, r, sys::CUresult::CUDA_SUCCESS, err_text)
 }
 
-fn nvrtc_check(device: &str, call: &str, r: nvrtc::nvrtcResult) -> Result<()> {
-    if r == nvrtc::nvrtcResult::NVRTC_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Device {
-            device: device.to_string(),
-            call: call.to_string(),
-            detail: format!("{r:?}"),
-        })
-    }
+fn rtc_st(call: &'static str, r: nvrtc::nvrtcResult) -> Status {
+    status(call, r, nvrtc::nvrtcResult::NVRTC_SUCCESS, |r| format!("{r:?}"))
 }
 
-fn slug(name: &str) -> String {
-    let s: String = name
-        .trim()
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+fn check(device: &str, call: &'static str, r: sys::CUresult) -> Result<()> {
+    checked(device, st(call, r), str::to_string)
 }
 
 /// NVRTC is often installed outside the loader's path (a CUDA toolkit in /usr/local/cuda, a pip
@@ -164,9 +136,8 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
     let adapter = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
     let attr = |a: sys::CUdevice_attribute, what: &str| -> Result<i32> {
         let mut v = 0;
-        check(&pre, &format!("cuDeviceGetAttribute({what})"), unsafe {
-            sys::cuDeviceGetAttribute(&mut v, a, dev)
-        })?;
+        let r = unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) };
+        checked(&pre, st("cuDeviceGetAttribute", r), |c| format!("{c}({what})"))?;
         Ok(v)
     };
     let major = attr(
@@ -185,14 +156,10 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
     check(&pre, "cuDeviceTotalMem", unsafe {
         sys::cuDeviceTotalMem_v2(&mut mem, dev)
     })?;
-    let mut ctx = std::ptr::null_mut();
+    let mut ctx = null_mut();
     check(&pre, "cuDevicePrimaryCtxRetain", unsafe {
         sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
     })?;
-    let mut name = format!("cuda/{}", slug(&adapter));
-    if count > 1 {
-        name = format!("{name}-{ordinal}");
-    }
     let arch = format!("sm_{major}{minor}");
     let description = format!(
         "{adapter}, {arch}, {sms} SMs, {} GiB, driver CUDA {}.{}, {compiler}, warp 32",
@@ -200,25 +167,15 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
         driver / 1000,
         (driver % 1000) / 10
     );
-    Ok(CudaRuntime {
+    let name = device_name("cuda", &adapter, ordinal, count);
+    Ok(Device::new(
+        Cuda { ctx },
         name,
-        ctx,
         arch,
-        compiler: compiler.to_string(),
+        compiler.to_string(),
         description,
-        modules: Mutex::new(HashMap::new()),
-        funcs: FuncCache::default(),
-        sync_each: std::env::var("WGLLM_NATIVE_SYNC").is_ok_and(|v| v == "1"),
-    })
-}
-
-/// The backends of every CUDA device (empty when absent; see [`absent_reason`]).
-pub fn devices() -> Vec<NativeBackend> {
-    probe()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|r| NativeBackend::new(r as Arc<dyn Runtime>))
-        .collect()
+        32,
+    ))
 }
 
 /// Why this build's `cuda` backend has no device here, if it has none.
@@ -226,200 +183,122 @@ pub fn absent_reason() -> Option<String> {
     probe().err()
 }
 
-impl CudaRuntime {
-    fn bind(&self) -> Result<()> {
-        check(&self.name, "cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })
+impl Driver for Cuda {
+    type Rtc = Nvrtc;
+
+    fn bind(&self) -> Status {
+        st("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(self.ctx) })
     }
 
-    /// Compiles `m` to a CUBIN for this device's arch (or takes it from the disk cache).
-    pub fn compile(&self, m: &ModuleKey) -> Result<Vec<u8>> {
-        compile_cubin(&self.name, m, &self.arch, &self.compiler)
-    }
-}
-
-/// NVRTC: the prelude + hip/ source of `m` -> a CUBIN for `arch` (`sm_90`). Needs no GPU.
-pub fn compile_cubin(device: &str, m: &ModuleKey, arch: &str, compiler: &str) -> Result<Vec<u8>> {
-    let label = m.label();
-    let text = source::text(m, true).map_err(|e| Error::Device {
-        device: device.into(),
-        call: "kernel source".into(),
-        detail: e,
-    })?;
-    let key = source::key(&text, arch, compiler);
-    if let Some(img) = source::cache_get(&key, "cubin") {
-        return Ok(img);
-    }
-    let src = CString::new(text).map_err(|_| Error::Other(format!("{label}: NUL in kernel source")))?;
-    let name = CString::new(m.file).unwrap();
-    let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
-    nvrtc_check(device, &format!("nvrtcCreateProgram({label})"), unsafe {
-        nvrtc::nvrtcCreateProgram(
-            &mut prog,
-            src.as_ptr(),
-            name.as_ptr(),
-            0,
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    })?;
-    let opts: Vec<CString> = [
-        format!("--gpu-architecture={arch}"),
-        "--std=c++17".into(),
-        "-lineinfo".into(),
-    ]
-    .into_iter()
-    .map(|o| CString::new(o).unwrap())
-    .collect();
-    let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
-    let r = unsafe { nvrtc::nvrtcCompileProgram(prog, optp.len() as i32, optp.as_ptr()) };
-    let log = unsafe {
-        let mut n = 0usize;
-        nvrtc::nvrtcGetProgramLogSize(prog, &mut n);
-        let mut b = vec![0u8; n.max(1)];
-        nvrtc::nvrtcGetProgramLog(prog, b.as_mut_ptr() as *mut std::ffi::c_char);
-        String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()
-    };
-    let result = (|| {
-        if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
-            return Err(Error::Device {
-                device: device.into(),
-                call: format!("nvrtcCompileProgram({label}, {arch})"),
-                detail: format!("{r:?}\n{log}"),
-            });
-        }
-        let mut n = 0usize;
-        nvrtc_check(device, &format!("nvrtcGetCUBINSize({label})"), unsafe {
-            nvrtc::nvrtcGetCUBINSize(prog, &mut n)
-        })?;
-        let mut img = vec![0u8; n];
-        nvrtc_check(device, &format!("nvrtcGetCUBIN({label})"), unsafe {
-            nvrtc::nvrtcGetCUBIN(prog, img.as_mut_ptr() as *mut std::ffi::c_char)
-        })?;
-        Ok(img)
-    })();
-    unsafe { nvrtc::nvrtcDestroyProgram(&mut prog) };
-    let img = result?;
-    source::cache_put(&key, "cubin", &img);
-    Ok(img)
-}
-
-impl Runtime for CudaRuntime {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn wave(&self) -> u32 {
-        32
-    }
-
-    fn alloc(&self, bytes: usize) -> Result<u64> {
-        self.bind()?;
-        let mut p: sys::CUdeviceptr = 0;
-        check(&self.name, &format!("cuMemAlloc({bytes} bytes)"), unsafe {
-            sys::cuMemAlloc_v2(&mut p, bytes)
-        })?;
-        Ok(p)
+    fn alloc(&self, bytes: usize) -> Status<u64> {
+        out(0, |p| st("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(p, bytes) }))
     }
 
     fn free(&self, ptr: u64) {
-        if self.bind().is_ok() {
-            unsafe { sys::cuMemFree_v2(ptr) };
-        }
+        unsafe { sys::cuMemFree_v2(ptr) };
     }
 
-    fn upload(&self, ptr: u64, bytes: &[u8]) -> Result<()> {
-        self.bind()?;
-        check(&self.name, "cuMemcpyHtoD", unsafe {
+    fn upload(&self, ptr: u64, bytes: &[u8]) -> Status {
+        st("cuMemcpyHtoD", unsafe {
             sys::cuMemcpyHtoD_v2(ptr, bytes.as_ptr() as *const c_void, bytes.len())
         })
     }
 
-    fn download(&self, ptr: u64, out: &mut [u8]) -> Result<()> {
-        self.bind()?;
-        check(&self.name, "cuMemcpyDtoH", unsafe {
+    fn download(&self, ptr: u64, out: &mut [u8]) -> Status {
+        st("cuMemcpyDtoH", unsafe {
             sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, ptr, out.len())
         })
     }
 
-    fn function(&self, m: &ModuleKey, entry: &'static str) -> Result<Func> {
-        if let Some(f) = self.funcs.lock().unwrap().get(m).and_then(|e| e.get(entry)) {
-            return Ok(*f);
-        }
-        self.bind()?;
-        let module = {
-            let mut mods = self.modules.lock().unwrap();
-            match mods.get(m) {
-                Some(&md) => md as sys::CUmodule,
-                None => {
-                    let img = self.compile(m)?;
-                    let mut md: sys::CUmodule = std::ptr::null_mut();
-                    check(&self.name, &format!("cuModuleLoadData({})", m.label()), unsafe {
-                        sys::cuModuleLoadData(&mut md, img.as_ptr() as *const c_void)
-                    })?;
-                    mods.insert(m.clone(), md as usize);
-                    md
-                }
-            }
-        };
-        let cname = CString::new(entry).unwrap();
-        let mut f: sys::CUfunction = std::ptr::null_mut();
-        check(
-            &self.name,
-            &format!("cuModuleGetFunction({entry} in {})", m.label()),
-            unsafe { sys::cuModuleGetFunction(&mut f, module, cname.as_ptr()) },
-        )?;
-        let f = Func(f as usize as u64);
-        self.funcs
-            .lock()
-            .unwrap()
-            .entry(m.clone())
-            .or_default()
-            .insert(entry, f);
-        Ok(f)
+    fn load(&self, image: &[u8]) -> Status<usize> {
+        let image = image.as_ptr() as *const c_void;
+        out(null_mut(), |m| {
+            st("cuModuleLoadData", unsafe { sys::cuModuleLoadData(m, image) })
+        })
+        .map(|m| m as usize)
     }
 
-    fn launch(&self, f: Func, l: &Launch) -> Result<()> {
-        self.bind()?;
-        let grid = l.grid;
-        let mut slots = arg_slots(&l.args);
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                f.0 as usize as sys::CUfunction,
-                grid.0,
-                grid.1,
-                1,
-                native::plan::BLOCK,
-                1,
-                1,
-                0,
-                std::ptr::null_mut(),
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return check(&self.name, &format!("cuLaunchKernel({})", launch_label(l)), r);
-        }
-        if self.sync_each {
-            check(
-                &self.name,
-                &format!("cuCtxSynchronize(after {})", launch_label(l)),
-                unsafe { sys::cuCtxSynchronize() },
-            )?;
-        }
-        Ok(())
+    fn function(&self, module: usize, entry: &CStr) -> Status<Func> {
+        let module = module as sys::CUmodule;
+        out(null_mut(), |f| {
+            st("cuModuleGetFunction", unsafe {
+                sys::cuModuleGetFunction(f, module, entry.as_ptr())
+            })
+        })
+        .map(|f| Func(f as usize as u64))
     }
 
-    fn sync(&self) -> Result<()> {
-        self.bind()?;
-        check(&self.name, "cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status {
+        let (f, p) = (f.0 as usize as sys::CUfunction, params.as_mut_ptr());
+        st("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, null_mut(), p, null_mut())
+        })
+    }
+
+    fn sync(&self) -> Status {
+        st("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    }
+}
+
+/// NVRTC: the prelude + hip/ source -> a CUBIN for an `sm_XY` arch. Needs no GPU.
+pub struct Nvrtc;
+
+impl Rtc for Nvrtc {
+    type Program = nvrtc::nvrtcProgram;
+    const IMAGE: &'static str = "cubin";
+    const CUDA_PRELUDE: bool = true;
+
+    fn options(arch: &str) -> Vec<String> {
+        vec![
+            format!("--gpu-architecture={arch}"),
+            "--std=c++17".into(),
+            "-lineinfo".into(),
+        ]
+    }
+
+    fn create(src: &CStr, name: &CStr) -> Status<Self::Program> {
+        let (src, name, none) = (src.as_ptr(), name.as_ptr(), std::ptr::null());
+        out(null_mut(), |p| {
+            rtc_st("nvrtcCreateProgram", unsafe {
+                nvrtc::nvrtcCreateProgram(p, src, name, 0, none, none)
+            })
+        })
+    }
+
+    fn compile(p: Self::Program, options: &[*const c_char]) -> Status {
+        rtc_st("nvrtcCompileProgram", unsafe {
+            nvrtc::nvrtcCompileProgram(p, options.len() as i32, options.as_ptr())
+        })
+    }
+
+    fn log(p: Self::Program) -> String {
+        rtc_log(
+            |n| unsafe { nvrtc::nvrtcGetProgramLogSize(p, n) },
+            |b| unsafe { nvrtc::nvrtcGetProgramLog(p, b) },
+        )
+    }
+
+    fn code_size(p: Self::Program) -> Status<usize> {
+        out(0, |n| {
+            rtc_st("nvrtcGetCUBINSize", unsafe { nvrtc::nvrtcGetCUBINSize(p, n) })
+        })
+    }
+
+    fn code(p: Self::Program, out: &mut [u8]) -> Status {
+        rtc_st("nvrtcGetCUBIN", unsafe {
+            nvrtc::nvrtcGetCUBIN(p, out.as_mut_ptr() as *mut c_char)
+        })
+    }
+
+    fn destroy(mut p: Self::Program) {
+        unsafe { nvrtc::nvrtcDestroyProgram(&mut p) };
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::native;
     use crate::parity::cases;
 
     /// Compiles every module the parity cases use with NVRTC for sm_90, no GPU needed. Run where
@@ -441,7 +320,13 @@ mod tests {
             }
             for l in native::plan::launches(&d, &vec![0; d.inputs.len()], &vec![0; d.outputs.len()], 32) {
                 if seen.insert(l.module.label()) {
-                    let img = compile_cubin("cuda/test", &l.module, "sm_90", &format!("nvrtc {maj}.{min}")).unwrap();
+                    let img = native::device::compile::<Nvrtc>(
+                        "cuda/test",
+                        &l.module,
+                        "sm_90",
+                        &format!("nvrtc {maj}.{min}"),
+                    )
+                    .unwrap();
                     assert!(!img.is_empty());
                 }
             }

@@ -7,32 +7,24 @@
 //! counts as skipped, never passed. Kernels are compiled by hiprtc for the device's gfx arch
 //! (`gcnArchName`, e.g. gfx1100 or gfx1151), cached in memory and on disk by (source hash, arch,
 //! HIP version). Memory comes from hipMalloc: device-only, never managed memory, no host
-//! fallback. Every runtime call is checked and turned into `Error::Device` naming the call.
-use super::native::{
-    self, arg_slots, launch_label, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime,
-};
-use crate::error::{Error, Result};
+//! fallback. This file is only the HIP and hiprtc calls ([`Hip`], [`Hiprtc`]); the runtime over
+//! them is the one the cuda backend has too (`native::device`), where every call is checked and
+//! turned into `Error::Device` naming the call.
+use super::native::device::{checked, device_name, out, rtc_log, status, Device, Driver, Rtc, Status};
+use super::native::{plan::BLOCK, Func};
+use crate::error::Result;
 use cubecl_hip_sys as hip;
-use std::collections::HashMap;
-use std::ffi::{c_void, CStr, CString};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::{Arc, OnceLock};
 
-pub struct HipRuntime {
-    name: String,
+/// A ROCm device: the HIP runtime API with the device made current by its ordinal.
+pub struct Hip {
     ordinal: i32,
-    /// `gfx1100`, or the full target id (`gfx90a:sramecc+:xnack-`)
-    pub arch: String,
-    pub compiler: String,
-    pub description: String,
-    wave: u32,
-    modules: Mutex<HashMap<ModuleKey, usize>>,
-    funcs: FuncCache,
-    sync_each: bool,
 }
 
-// Module and function handles are runtime handles, valid on any thread after hipSetDevice.
-unsafe impl Send for HipRuntime {}
-unsafe impl Sync for HipRuntime {}
+/// The runtime of one ROCm device.
+pub type HipRuntime = Device<Hip>;
 
 fn err_text(r: hip::hipError_t) -> String {
     let name = unsafe { hip::hipGetErrorName(r) };
@@ -42,38 +34,18 @@ fn err_text(r: hip::hipError_t) -> String {
     format!("{} ({r})", unsafe { CStr::from_ptr(name) }.to_string_lossy())
 }
 
-fn check(device: &str, call: &str, r: hip::hipError_t) -> Result<()> {
-    if r == hip::hipError_t_hipSuccess {
-        Ok(())
-    } else {
-        Err(Error::Device {
-            device: device.to_string(),
-            call: call.to_string(),
-            detail: err_text(r),
-        })
-    }
+fn st(call: &'static str, r: hip::hipError_t) -> Status {
+    status(call, r, hip::hipError_t_hipSuccess, err_text)
 }
 
-fn rtc_check(device: &str, call: &str, r: hip::hiprtcResult) -> Result<()> {
-    if r == hip::hiprtcResult_HIPRTC_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Device {
-            device: device.to_string(),
-            call: call.to_string(),
-            detail: format!("hiprtcResult {r}"),
-        })
-    }
+fn rtc_st(call: &'static str, r: hip::hiprtcResult) -> Status {
+    status(call, r, hip::hiprtcResult_HIPRTC_SUCCESS, |r| {
+        format!("hiprtcResult {r}")
+    })
 }
 
-fn slug(name: &str) -> String {
-    let s: String = name
-        .trim()
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+fn check(device: &str, call: &'static str, r: hip::hipError_t) -> Result<()> {
+    checked(device, st(call, r), str::to_string)
 }
 
 /// Every ROCm device, or why there are none. Probed once per process.
@@ -129,35 +101,20 @@ fn open(ordinal: i32, count: i32, compiler: &str) -> Result<HipRuntime> {
     check(&pre, "hipDeviceGetAttribute(warp size)", unsafe {
         hip::hipDeviceGetAttribute(&mut wave, hip::hipDeviceAttribute_t_hipDeviceAttributeWarpSize, ordinal)
     })?;
-    let mut name = format!("hip/{}", slug(&adapter));
-    if count > 1 {
-        name = format!("{name}-{ordinal}");
-    }
     let description = format!(
         "{adapter}, {arch}, {} CUs, {} GiB, {compiler}, wave{wave}",
         props.multiProcessorCount,
         props.totalGlobalMem >> 30
     );
-    Ok(HipRuntime {
+    let name = device_name("hip", &adapter, ordinal, count);
+    Ok(Device::new(
+        Hip { ordinal },
         name,
-        ordinal,
         arch,
-        compiler: compiler.to_string(),
+        compiler.to_string(),
         description,
-        wave: wave.max(1) as u32,
-        modules: Mutex::new(HashMap::new()),
-        funcs: FuncCache::default(),
-        sync_each: std::env::var("WGLLM_NATIVE_SYNC").is_ok_and(|v| v == "1"),
-    })
-}
-
-/// The backends of every ROCm device (empty when absent; see [`absent_reason`]).
-pub fn devices() -> Vec<NativeBackend> {
-    probe()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|r| NativeBackend::new(r as Arc<dyn Runtime>))
-        .collect()
+        wave.max(1) as u32,
+    ))
 }
 
 /// Why this build's `hip` backend has no device here, if it has none.
@@ -165,106 +122,23 @@ pub fn absent_reason() -> Option<String> {
     probe().err()
 }
 
-impl HipRuntime {
-    fn bind(&self) -> Result<()> {
-        check(&self.name, "hipSetDevice", unsafe { hip::hipSetDevice(self.ordinal) })
+impl Driver for Hip {
+    type Rtc = Hiprtc;
+
+    fn bind(&self) -> Status {
+        st("hipSetDevice", unsafe { hip::hipSetDevice(self.ordinal) })
     }
 
-    /// hiprtc: the hip/ source of `m` -> a code object for this device's arch (or the disk cache's).
-    pub fn compile(&self, m: &ModuleKey) -> Result<Vec<u8>> {
-        let label = m.label();
-        let dev = self.name.as_str();
-        let text = source::text(m, false).map_err(|e| Error::Device {
-            device: dev.into(),
-            call: "kernel source".into(),
-            detail: e,
-        })?;
-        let key = source::key(&text, &self.arch, &self.compiler);
-        if let Some(img) = source::cache_get(&key, "hsaco") {
-            return Ok(img);
-        }
-        let src = CString::new(text).map_err(|_| Error::Other(format!("{label}: NUL in kernel source")))?;
-        let name = CString::new(m.file).unwrap();
-        let mut prog: hip::hiprtcProgram = std::ptr::null_mut();
-        rtc_check(dev, &format!("hiprtcCreateProgram({label})"), unsafe {
-            hip::hiprtcCreateProgram(
-                &mut prog,
-                src.as_ptr(),
-                name.as_ptr(),
-                0,
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        })?;
-        let opts: Vec<CString> = [
-            format!("--offload-arch={}", self.arch),
-            "-O3".into(),
-            "-std=c++17".into(),
-        ]
-        .into_iter()
-        .map(|o| CString::new(o).unwrap())
-        .collect();
-        let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
-        let r = unsafe { hip::hiprtcCompileProgram(prog, optp.len() as i32, optp.as_ptr()) };
-        let log = unsafe {
-            let mut n = 0usize;
-            hip::hiprtcGetProgramLogSize(prog, &mut n);
-            let mut b = vec![0u8; n.max(1)];
-            hip::hiprtcGetProgramLog(prog, b.as_mut_ptr() as *mut std::ffi::c_char);
-            String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()
-        };
-        let result = (|| {
-            if r != hip::hiprtcResult_HIPRTC_SUCCESS {
-                return Err(Error::Device {
-                    device: dev.into(),
-                    call: format!("hiprtcCompileProgram({label}, {})", self.arch),
-                    detail: format!("hiprtcResult {r}\n{log}"),
-                });
-            }
-            let mut n = 0usize;
-            rtc_check(dev, &format!("hiprtcGetCodeSize({label})"), unsafe {
-                hip::hiprtcGetCodeSize(prog, &mut n)
-            })?;
-            let mut img = vec![0u8; n];
-            rtc_check(dev, &format!("hiprtcGetCode({label})"), unsafe {
-                hip::hiprtcGetCode(prog, img.as_mut_ptr() as *mut std::ffi::c_char)
-            })?;
-            Ok(img)
-        })();
-        unsafe { hip::hiprtcDestroyProgram(&mut prog) };
-        let img = result?;
-        source::cache_put(&key, "hsaco", &img);
-        Ok(img)
-    }
-}
-
-impl Runtime for HipRuntime {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn wave(&self) -> u32 {
-        self.wave
-    }
-
-    fn alloc(&self, bytes: usize) -> Result<u64> {
-        self.bind()?;
-        let mut p: *mut c_void = std::ptr::null_mut();
-        check(&self.name, &format!("hipMalloc({bytes} bytes)"), unsafe {
-            hip::hipMalloc(&mut p, bytes)
-        })?;
-        Ok(p as usize as u64)
+    fn alloc(&self, bytes: usize) -> Status<u64> {
+        out(null_mut(), |p| st("hipMalloc", unsafe { hip::hipMalloc(p, bytes) })).map(|p| p as usize as u64)
     }
 
     fn free(&self, ptr: u64) {
-        if self.bind().is_ok() {
-            unsafe { hip::hipFree(ptr as usize as *mut c_void) };
-        }
+        unsafe { hip::hipFree(ptr as usize as *mut c_void) };
     }
 
-    fn upload(&self, ptr: u64, bytes: &[u8]) -> Result<()> {
-        self.bind()?;
-        check(&self.name, "hipMemcpyHtoD", unsafe {
+    fn upload(&self, ptr: u64, bytes: &[u8]) -> Status {
+        st("hipMemcpyHtoD", unsafe {
             hip::hipMemcpyHtoD(
                 ptr as usize as hip::hipDeviceptr_t,
                 bytes.as_ptr() as *const c_void,
@@ -273,9 +147,8 @@ impl Runtime for HipRuntime {
         })
     }
 
-    fn download(&self, ptr: u64, out: &mut [u8]) -> Result<()> {
-        self.bind()?;
-        check(&self.name, "hipMemcpyDtoH", unsafe {
+    fn download(&self, ptr: u64, out: &mut [u8]) -> Status {
+        st("hipMemcpyDtoH", unsafe {
             hip::hipMemcpyDtoH(
                 out.as_mut_ptr() as *mut c_void,
                 ptr as usize as hip::hipDeviceptr_t,
@@ -284,80 +157,83 @@ impl Runtime for HipRuntime {
         })
     }
 
-    fn function(&self, m: &ModuleKey, entry: &'static str) -> Result<Func> {
-        if let Some(f) = self.funcs.lock().unwrap().get(m).and_then(|e| e.get(entry)) {
-            return Ok(*f);
-        }
-        self.bind()?;
-        let module = {
-            let mut mods = self.modules.lock().unwrap();
-            match mods.get(m) {
-                Some(&md) => md as hip::hipModule_t,
-                None => {
-                    let img = self.compile(m)?;
-                    let mut md: hip::hipModule_t = std::ptr::null_mut();
-                    check(&self.name, &format!("hipModuleLoadData({})", m.label()), unsafe {
-                        hip::hipModuleLoadData(&mut md, img.as_ptr() as *const c_void)
-                    })?;
-                    mods.insert(m.clone(), md as usize);
-                    md
-                }
-            }
-        };
-        let cname = CString::new(entry).unwrap();
-        let mut f: hip::hipFunction_t = std::ptr::null_mut();
-        check(
-            &self.name,
-            &format!("hipModuleGetFunction({entry} in {})", m.label()),
-            unsafe { hip::hipModuleGetFunction(&mut f, module, cname.as_ptr()) },
-        )?;
-        let f = Func(f as usize as u64);
-        self.funcs
-            .lock()
-            .unwrap()
-            .entry(m.clone())
-            .or_default()
-            .insert(entry, f);
-        Ok(f)
-    }
-
-    fn launch(&self, f: Func, l: &Launch) -> Result<()> {
-        self.bind()?;
-        let grid = l.grid;
-        let mut slots = arg_slots(&l.args);
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
-        let r = unsafe {
-            hip::hipModuleLaunchKernel(
-                f.0 as usize as hip::hipFunction_t,
-                grid.0,
-                grid.1,
-                1,
-                native::plan::BLOCK,
-                1,
-                1,
-                0,
-                std::ptr::null_mut(),
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        if r != hip::hipError_t_hipSuccess {
-            return check(&self.name, &format!("hipModuleLaunchKernel({})", launch_label(l)), r);
-        }
-        if self.sync_each {
-            check(
-                &self.name,
-                &format!("hipDeviceSynchronize(after {})", launch_label(l)),
-                unsafe { hip::hipDeviceSynchronize() },
-            )?;
-        }
-        Ok(())
-    }
-
-    fn sync(&self) -> Result<()> {
-        self.bind()?;
-        check(&self.name, "hipDeviceSynchronize", unsafe {
-            hip::hipDeviceSynchronize()
+    fn load(&self, image: &[u8]) -> Status<usize> {
+        let image = image.as_ptr() as *const c_void;
+        out(null_mut(), |m| {
+            st("hipModuleLoadData", unsafe { hip::hipModuleLoadData(m, image) })
         })
+        .map(|m| m as usize)
+    }
+
+    fn function(&self, module: usize, entry: &CStr) -> Status<Func> {
+        let module = module as hip::hipModule_t;
+        out(null_mut(), |f| {
+            st("hipModuleGetFunction", unsafe {
+                hip::hipModuleGetFunction(f, module, entry.as_ptr())
+            })
+        })
+        .map(|f| Func(f as usize as u64))
+    }
+
+    fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status {
+        let (f, p) = (f.0 as usize as hip::hipFunction_t, params.as_mut_ptr());
+        st("hipModuleLaunchKernel", unsafe {
+            hip::hipModuleLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, null_mut(), p, null_mut())
+        })
+    }
+
+    fn sync(&self) -> Status {
+        st("hipDeviceSynchronize", unsafe { hip::hipDeviceSynchronize() })
+    }
+}
+
+/// hiprtc: the hip/ source -> a code object for a gfx arch. Needs no GPU, only libhiprtc.
+pub struct Hiprtc;
+
+impl Rtc for Hiprtc {
+    type Program = hip::hiprtcProgram;
+    const IMAGE: &'static str = "hsaco";
+    const CUDA_PRELUDE: bool = false;
+
+    fn options(arch: &str) -> Vec<String> {
+        vec![format!("--offload-arch={arch}"), "-O3".into(), "-std=c++17".into()]
+    }
+
+    fn create(src: &CStr, name: &CStr) -> Status<Self::Program> {
+        let (src, name, none) = (src.as_ptr(), name.as_ptr(), std::ptr::null());
+        out(null_mut(), |p| {
+            rtc_st("hiprtcCreateProgram", unsafe {
+                hip::hiprtcCreateProgram(p, src, name, 0, none, none)
+            })
+        })
+    }
+
+    fn compile(p: Self::Program, options: &[*const c_char]) -> Status {
+        rtc_st("hiprtcCompileProgram", unsafe {
+            hip::hiprtcCompileProgram(p, options.len() as i32, options.as_ptr())
+        })
+    }
+
+    fn log(p: Self::Program) -> String {
+        rtc_log(
+            |n| unsafe { hip::hiprtcGetProgramLogSize(p, n) },
+            |b| unsafe { hip::hiprtcGetProgramLog(p, b) },
+        )
+    }
+
+    fn code_size(p: Self::Program) -> Status<usize> {
+        out(0, |n| {
+            rtc_st("hiprtcGetCodeSize", unsafe { hip::hiprtcGetCodeSize(p, n) })
+        })
+    }
+
+    fn code(p: Self::Program, out: &mut [u8]) -> Status {
+        rtc_st("hiprtcGetCode", unsafe {
+            hip::hiprtcGetCode(p, out.as_mut_ptr() as *mut c_char)
+        })
+    }
+
+    fn destroy(mut p: Self::Program) {
+        unsafe { hip::hiprtcDestroyProgram(&mut p) };
     }
 }

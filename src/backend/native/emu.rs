@@ -2,7 +2,7 @@
 //! threads behind the same `NativeBackend` and plan as `cuda` and `hip`. It checks the kernels'
 //! logic, the dtype substitutions and the launch plans against the CPU reference on a machine
 //! with no GPU (CI); what it cannot check is the device compilers and real wave timing.
-use super::{arg_slots, plan::Launch, source, Func, FuncCache, ModuleKey, NativeBackend, Runtime};
+use super::{plan::Launch, source, with_params, Func, FuncCache, ModuleKey, NativeBackend, Runtime};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -114,33 +114,22 @@ impl Runtime for EmuRuntime {
         Ok(())
     }
     fn function(&self, m: &ModuleKey, entry: &'static str) -> Result<Func> {
-        if let Some(f) = self.funcs.lock().unwrap().get(m).and_then(|e| e.get(entry)) {
-            return Ok(*f);
-        }
-        let mut libs = self.libs.lock().unwrap();
-        if !libs.contains_key(m) {
-            let lib = self.compile(m)?;
-            libs.insert(m.clone(), lib);
-        }
-        let sym = format!("wg_emu_launch_{entry}");
-        let f: libloading::Symbol<LaunchFn> =
-            unsafe { libs[m].get(sym.as_bytes()) }.map_err(|e| Error::Other(format!("{sym} in {}: {e}", m.label())))?;
-        let f = Func(*f as usize as u64);
-        self.funcs
-            .lock()
-            .unwrap()
-            .entry(m.clone())
-            .or_default()
-            .insert(entry, f);
-        Ok(f)
+        self.funcs.get_or_load(m, entry, || {
+            let mut libs = self.libs.lock().unwrap();
+            if !libs.contains_key(m) {
+                let lib = self.compile(m)?;
+                libs.insert(m.clone(), lib);
+            }
+            let sym = format!("wg_emu_launch_{entry}");
+            let f: libloading::Symbol<LaunchFn> = unsafe { libs[m].get(sym.as_bytes()) }
+                .map_err(|e| Error::Other(format!("{sym} in {}: {e}", m.label())))?;
+            Ok(Func(*f as usize as u64))
+        })
     }
     fn launch(&self, f: Func, l: &Launch) -> Result<()> {
         let _one = self.launching.lock().unwrap();
-        let grid = l.grid;
-        let mut slots = arg_slots(&l.args);
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
         let fp: LaunchFn = unsafe { std::mem::transmute(f.0 as usize) };
-        unsafe { fp(grid.0, grid.1, ptrs.as_mut_ptr()) };
+        with_params(&l.args, |p| unsafe { fp(l.grid.0, l.grid.1, p.as_mut_ptr()) });
         Ok(())
     }
     fn sync(&self) -> Result<()> {

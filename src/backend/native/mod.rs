@@ -2,12 +2,14 @@
 //!
 //! Both run the same HIP C++ kernels under hip/: `hip` compiles them with hiprtc for the device's
 //! gfx arch, `cuda` with NVRTC after the compat prelude hip/cuda_prelude.h. What differs between
-//! the two is only a [`Runtime`]: device memory, compiling (cached on disk by source hash and
-//! arch), launching. Everything else (which kernel runs an op, its grid and arguments, what is
-//! refused and why) lives here once, in [`plan`].
+//! the two is only the runtime API's calls (a [`device::Driver`] and its [`device::Rtc`]); the
+//! [`Runtime`] over them ([`device::Device`]: caches, compiling with the disk cache, checked calls
+//! naming the call), which kernel runs an op, its grid and arguments, and what is refused and why
+//! ([`plan`]) live here once.
 //!
 //! Device memory is device-only (no managed memory, no host fallback): an op the kernels do not
 //! cover is refused by name in `supports`, and `run` refuses it with `Error::Unsupported`.
+pub mod device;
 #[cfg(all(test, feature = "cuda"))]
 mod emu;
 pub mod plan;
@@ -19,7 +21,9 @@ use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
 use crate::tensor::{Storage, Tensor};
 use std::any::Any;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
 
 /// One kernel argument, passed by value.
 #[derive(Clone, Copy, Debug)]
@@ -36,19 +40,35 @@ pub enum Arg {
 pub struct Func(pub u64);
 
 /// Loaded functions by module and entry (looked up on every launch without allocating).
-pub type FuncCache =
-    std::sync::Mutex<std::collections::HashMap<ModuleKey, std::collections::HashMap<&'static str, Func>>>;
+#[derive(Default)]
+pub struct FuncCache(Mutex<HashMap<ModuleKey, HashMap<&'static str, Func>>>);
 
-/// Each argument in its own 8-byte slot. Little endian: a slot's address is also the address of
-/// a u32 or f32 argument, so `cuLaunchKernel` / `hipModuleLaunchKernel` read each at its size.
-pub fn arg_slots(args: &[Arg]) -> Vec<u64> {
-    args.iter()
+impl FuncCache {
+    /// The function `entry` of `m`, loaded by `load` the first time.
+    pub fn get_or_load(&self, m: &ModuleKey, entry: &'static str, load: impl FnOnce() -> Result<Func>) -> Result<Func> {
+        if let Some(f) = self.0.lock().unwrap().get(m).and_then(|e| e.get(entry)) {
+            return Ok(*f);
+        }
+        let f = load()?;
+        self.0.lock().unwrap().entry(m.clone()).or_default().insert(entry, f);
+        Ok(f)
+    }
+}
+
+/// Calls `f` with the kernel parameter array of `args`: each argument in its own 8-byte slot,
+/// the array pointing at each slot. Little endian: a slot's address is also the address of a u32
+/// or f32 argument, so `cuLaunchKernel` / `hipModuleLaunchKernel` read each at its size.
+pub fn with_params<T>(args: &[Arg], f: impl FnOnce(&mut [*mut c_void]) -> T) -> T {
+    let mut slots: Vec<u64> = args
+        .iter()
         .map(|a| match *a {
             Arg::Ptr(p) | Arg::U64(p) => p,
             Arg::U32(x) => x as u64,
             Arg::F32(x) => x.to_bits() as u64,
         })
-        .collect()
+        .collect();
+    let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+    f(&mut ptrs)
 }
 
 /// `rms_norm (rms_norm.hip[T_X=wg_bf16,...], grid 5x1)`, for errors.

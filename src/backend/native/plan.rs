@@ -89,7 +89,7 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::TopK { .. }
         | Op::Copy
         | Op::Cast => Support::Yes,
-        // Qwen3.5's ops (issue 4) have WGSL kernels only so far
+        // embedding_shard and the Qwen3.5 ops have WGSL kernels only so far
         Op::EmbeddingShard { .. }
         | Op::CausalConv1d
         | Op::CausalConv1dUpdate
@@ -121,13 +121,15 @@ fn stride_grid(n: usize) -> (u32, u64) {
 /// `wave` is the device's wave size (matvec puts one wave on each output column).
 pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Launch> {
     let (i, o) = (&desc.inputs, &desc.outputs);
-    let p = |a: u64| Arg::Ptr(a);
-    let one = |module: ModuleKey, entry: &'static str, grid: (u32, u32), args: Vec<Arg>| {
+    // every kernel takes its operands' addresses first (the inputs, then the outputs, in the op's
+    // order), then its scalars
+    let ptrs: Vec<Arg> = ins.iter().chain(outs).map(|&a| Arg::Ptr(a)).collect();
+    let one = |module: ModuleKey, entry: &'static str, grid: (u32, u32), scalars: &[Arg]| {
         vec![Launch {
             module,
             entry,
             grid,
-            args,
+            args: [ptrs.as_slice(), scalars].concat(),
         }]
     };
     match &desc.op {
@@ -137,7 +139,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("embedding.hip", &[("T_TABLE", i[0].dtype), ("T_OUT", o[0].dtype)]),
                 "embedding",
                 (u(t), u(d.div_ceil(BLOCK as usize))),
-                vec![p(ins[0]), p(ins[1]), p(outs[0]), Arg::U32(u(v)), Arg::U32(u(d))],
+                &[Arg::U32(u(v)), Arg::U32(u(d))],
             )
         }
         Op::RmsNorm { eps, unit_offset } => {
@@ -150,14 +152,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ),
                 "rms_norm",
                 (u(rows), 1),
-                vec![
-                    p(ins[0]),
-                    p(ins[1]),
-                    p(outs[0]),
-                    Arg::U32(u(d)),
-                    Arg::F32(*eps),
-                    Arg::U32(*unit_offset as u32),
-                ],
+                &[Arg::U32(u(d)), Arg::F32(*eps), Arg::U32(*unit_offset as u32)],
             )
         }
         Op::AddRmsNorm { eps, unit_offset } => {
@@ -176,16 +171,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ),
                 "add_rms_norm",
                 (u(rows), 1),
-                vec![
-                    p(ins[0]),
-                    p(ins[1]),
-                    p(ins[2]),
-                    p(outs[0]),
-                    p(outs[1]),
-                    Arg::U32(u(d)),
-                    Arg::F32(*eps),
-                    Arg::U32(*unit_offset as u32),
-                ],
+                &[Arg::U32(u(d)), Arg::F32(*eps), Arg::U32(*unit_offset as u32)],
             )
         }
         Op::RmsNormRope { eps, rotary_dim } => {
@@ -197,13 +183,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ),
                 "rms_norm_rope",
                 (u(s[0] * s[1]), 1),
-                vec![
-                    p(ins[0]),
-                    p(ins[1]),
-                    p(ins[2]),
-                    p(ins[3]),
-                    p(ins[4]),
-                    p(outs[0]),
+                &[
                     Arg::U32(u(s[1])),
                     Arg::U32(u(s[2])),
                     Arg::U32(u(rotary_dim / 2)),
@@ -218,12 +198,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("rope.hip", &[("T_X", i[0].dtype), ("T_Y", o[0].dtype)]),
                 "rope",
                 (u(s[0] * s[1]), 1),
-                vec![
-                    p(ins[0]),
-                    p(ins[1]),
-                    p(ins[2]),
-                    p(ins[3]),
-                    p(outs[0]),
+                &[
                     Arg::U32(u(s[1])),
                     Arg::U32(u(s[2])),
                     Arg::U32(u(rotary_dim / 2)),
@@ -233,14 +208,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         }
         Op::Linear => {
             let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
-            let args = vec![
-                p(ins[0]),
-                p(ins[1]),
-                p(outs[0]),
-                Arg::U32(u(m)),
-                Arg::U32(u(n)),
-                Arg::U32(u(k)),
-            ];
+            let args = &[Arg::U32(u(m)), Arg::U32(u(n)), Arg::U32(u(k))];
             let defs = [("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)];
             if m <= MATVEC_MAX_M {
                 let cols = (BLOCK / wave.max(1)).max(1) as usize;
@@ -264,11 +232,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ),
                 "attention",
                 (u(t * hq), 1),
-                vec![
-                    p(ins[0]),
-                    p(ins[1]),
-                    p(ins[2]),
-                    p(outs[0]),
+                &[
                     Arg::U32(u(hq)),
                     Arg::U32(u(hkv)),
                     Arg::U32(u(dh)),
@@ -284,7 +248,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("elementwise.hip", &[("T_A", i[0].dtype), ("T_Y", o[0].dtype)]),
                 "swiglu_pairs",
                 (blocks, 1),
-                vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
+                &[Arg::U64(n as u64), Arg::U64(stride)],
             )
         }
         Op::SwiGlu | Op::Add => {
@@ -298,7 +262,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ),
                 entry,
                 (blocks, 1),
-                vec![p(ins[0]), p(ins[1]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
+                &[Arg::U64(n as u64), Arg::U64(stride)],
             )
         }
         Op::Softmax => {
@@ -307,7 +271,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("softmax.hip", &[("T_X", i[0].dtype), ("T_Y", o[0].dtype)]),
                 "softmax",
                 (u(r), 1),
-                vec![p(ins[0]), p(outs[0]), Arg::U32(u(c))],
+                &[Arg::U32(u(c))],
             )
         }
         Op::Argmax => {
@@ -316,7 +280,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("argmax.hip", &[("T_X", i[0].dtype)]),
                 "argmax",
                 (u(r), 1),
-                vec![p(ins[0]), p(outs[0]), Arg::U32(u(c))],
+                &[Arg::U32(u(c))],
             )
         }
         Op::TopK { k } => {
@@ -325,7 +289,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("topk.hip", &[("T_X", i[0].dtype)]),
                 "topk",
                 (u(r), 1),
-                vec![p(ins[0]), p(outs[0]), p(outs[1]), Arg::U32(u(c)), Arg::U32(u(*k))],
+                &[Arg::U32(u(c)), Arg::U32(u(*k))],
             )
         }
         Op::Copy => {
@@ -336,12 +300,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 file: "convert.hip",
                 defines: vec![("T_E", e)],
             };
-            one(
-                m,
-                "copy",
-                (blocks, 1),
-                vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
-            )
+            one(m, "copy", (blocks, 1), &[Arg::U64(n as u64), Arg::U64(stride)])
         }
         Op::Cast => {
             let n = o[0].numel();
@@ -350,7 +309,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 module("convert.hip", &[("T_X", i[0].dtype), ("T_Y", o[0].dtype)]),
                 "cast",
                 (blocks, 1),
-                vec![p(ins[0]), p(outs[0]), Arg::U64(n as u64), Arg::U64(stride)],
+                &[Arg::U64(n as u64), Arg::U64(stride)],
             )
         }
         Op::EmbeddingShard { .. }

@@ -91,3 +91,60 @@ pub fn cases() -> Vec<Case> {
     }
     v
 }
+
+/// embedding / embedding_shard with a block-quantized table (valid random blocks, dequantized
+/// exactly by the CPU reference), into f32, bf16 and f16 rows.
+pub fn quant_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for q in DType::QUANTS {
+        let d = q.block().0 * if q.block().0 == 32 { 3 } else { 2 };
+        for out in [DType::F32, DType::BF16, DType::F16] {
+            // the last id is past the table: a row of zeros
+            let ids = vec![0u32, 10, 3, 3, 7, 11];
+            v.push(Case::new(
+                "embedding",
+                &format!("{q}->{out},T{}", ids.len()),
+                Op::Embedding,
+                vec![
+                    input(
+                        q,
+                        &[11, d],
+                        Init::QuantBlocks {
+                            seed: seed(&format!("qemb{q}")),
+                        },
+                    ),
+                    input(DType::U32, &[ids.len()], Init::U32s(ids)),
+                ],
+                vec![TensorDesc::new(out, &[6, d])],
+            ));
+        }
+        // a shard: ids below, inside and past it; rows outside keep their contents
+        let ids = vec![6u32, 7, 12, 13, 9, 0];
+        v.push(
+            Case::new(
+                "embedding_shard",
+                &format!("{q}->f32,first7,T{}", ids.len()),
+                Op::EmbeddingShard { first: 7 },
+                vec![
+                    input(
+                        q,
+                        &[6, d],
+                        Init::QuantBlocks {
+                            seed: seed(&format!("qembs{q}")),
+                        },
+                    ),
+                    input(DType::U32, &[ids.len()], Init::U32s(ids)),
+                ],
+                vec![TensorDesc::new(DType::F32, &[6, d])],
+            )
+            .with_out_init(
+                0,
+                Init::Normal {
+                    seed: seed(&format!("qembso{q}")),
+                    std: 1.0,
+                },
+            ),
+        );
+    }
+    v
+}

@@ -1,12 +1,15 @@
-//! Case generators, one file per op family (gdn.rs: Qwen3.5's). Loops over dtypes x shapes, odd sizes included.
+//! Case generators, one file per op family, named after the op (a family's block-quantized cases
+//! sit with its float ones). Loops over dtypes x shapes, odd sizes included.
 mod attention;
+mod causal_conv1d;
 mod elementwise;
 mod embed;
+mod gated_attention;
 mod gdn;
 mod linear;
 mod norm;
-mod quant;
 mod reduce;
+mod rms_norm_gated;
 mod rope;
 
 use super::case::Case;
@@ -19,22 +22,27 @@ pub fn all() -> Vec<Case> {
     v.extend(norm::norm_rope_cases());
     v.extend(norm::add_norm_cases());
     v.extend(linear::cases());
-    v.extend(quant::linear_cases());
-    v.extend(quant::embedding_cases());
+    v.extend(linear::quant_cases());
+    v.extend(embed::quant_cases());
     v.extend(rope::cases());
     v.extend(attention::cases());
     v.extend(elementwise::cases());
     v.extend(reduce::cases());
-    v.extend(gdn::conv_cases());
-    v.extend(gdn::gdn_cases());
-    v.extend(gdn::gated_norm_cases());
-    v.extend(gdn::gated_attention_cases());
+    v.extend(causal_conv1d::cases());
+    v.extend(gdn::cases());
+    v.extend(rms_norm_gated::cases());
+    v.extend(gated_attention::cases());
     v
 }
 
 /// The float dtypes every op is tested in.
 pub(crate) use crate::dtype::DType;
 pub(crate) const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
+
+/// Normal(0, std) values from `seed`.
+pub(crate) fn normal(seed: u64, std: f32) -> crate::parity::case::Init {
+    crate::parity::case::Init::Normal { seed, std }
+}
 
 /// A stable seed from a case's tag, so adding a case does not reshuffle the others' data.
 pub(crate) use crate::util::seed;
