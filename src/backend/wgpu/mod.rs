@@ -26,7 +26,7 @@ mod shaders;
 mod tuning;
 
 pub use context::{Caps, Readback, WgpuBackend, WgpuStorage};
-pub use tuning::Tuning;
+pub use tuning::{Checks, MatvecShape, SyncAfter, Tuning};
 
 use super::{unsupported, Backend, Support};
 use crate::dtype::DType;

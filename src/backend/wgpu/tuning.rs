@@ -33,7 +33,7 @@ pub const UNCHECKED: [&str; 5] = ["qmatvec", "qmatvec_xs", "xlimbs", "qgemm", "q
 /// Which dispatches are followed at once by a submit (to find the kernel behind a device loss or
 /// a hang: the error then surfaces at that kernel's submit).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Sync {
+pub enum SyncAfter {
     /// Dispatches are submitted together (a forward step is one submit).
     Batched,
     /// After every dispatch (`WGLLM_SYNC=all`).
@@ -53,7 +53,7 @@ pub struct MatvecShape {
 #[derive(Clone, Debug)]
 pub struct Tuning {
     pub checks: Checks,
-    pub sync: Sync,
+    pub sync: SyncAfter,
     /// Where the kernels' WGSL comes from: None the copies built in, else every shaders/ file read
     /// from this directory when the adapter opens.
     pub shader_dir: Option<PathBuf>,
@@ -81,9 +81,9 @@ impl Tuning {
             _ => Checks::Default,
         };
         t.sync = match std::env::var("WGLLM_SYNC").ok().as_deref() {
-            None | Some("") => Sync::Batched,
-            Some("all") => Sync::All,
-            Some(list) => Sync::Entries(list.split(',').map(|e| e.trim().to_string()).collect()),
+            None | Some("") => SyncAfter::Batched,
+            Some("all") => SyncAfter::All,
+            Some(list) => SyncAfter::Entries(list.split(',').map(|e| e.trim().to_string()).collect()),
         };
         t.shader_dir = std::env::var_os("WGLLM_SHADER_DIR").map(PathBuf::from);
         t
@@ -93,7 +93,7 @@ impl Tuning {
     pub fn defaults() -> Tuning {
         Tuning {
             checks: Checks::Default,
-            sync: Sync::Batched,
+            sync: SyncAfter::Batched,
             shader_dir: None,
             float_matvec: MatvecShape { wg: 64, r: 2, u: 4 },
             limbs_wg_min: 1 << 22,
@@ -113,9 +113,9 @@ impl Tuning {
     /// Whether a dispatch of `entry` is submitted at once.
     pub fn sync_after(&self, entry: &str) -> bool {
         match &self.sync {
-            Sync::Batched => false,
-            Sync::All => true,
-            Sync::Entries(e) => e.iter().any(|x| x == entry),
+            SyncAfter::Batched => false,
+            SyncAfter::All => true,
+            SyncAfter::Entries(e) => e.iter().any(|x| x == entry),
         }
     }
 }
