@@ -6,7 +6,7 @@
 // (+ BN/2 when TN = 8), so a subgroup's vec4 reads of one k row are contiguous. Every index is
 // bounds-checked: any M, N, K (odd ones too) and any element offsets.
 //
-// Lines `//@name` are filled in by linear.rs (`gemm_body`) with straight-line code over the
+// Lines `//@name` are filled in by linear/body.rs (`gemm_body`) with straight-line code over the
 // micro-tile, unrolled over h < TM / 4, i < 4, c < TN / 4 (accumulators c{h}_{i}_{c}: vec4, the
 // columns c*HN + tx*4 .. +3 of row h*HM + ty*4 + i), so they stay in registers:
 //   //@decl   var c{h}_{i}_{c} = vec4<f32>(); for each pair q a thread stages per step (x and w):
@@ -15,7 +15,7 @@
 //   //@stage  px{q} / pw{q} into As / Bs (k-major: As[k][row])
 //   //@fma    at k row kk: a{h} = As[..], b{c} = Bs[..], c{h}_{i}_{c} += a{h}[i] * b{c}
 //   //@store  store4(mt + h*HM + ty*4 + i, nt + c*HN + tx*4, c{h}_{i}_{c})
-// Constants from linear.rs: BM, BN, BK, TM, TN (TM, TN in {4, 8}), WG, X_KIND, W_KIND, ALIGNED.
+// Constants from linear/: BM, BN, BK, TM, TN (TM, TN in {4, 8}), WG, X_KIND, W_KIND, ALIGNED.
 // Params and the pair loaders come from linear.wgsl.
 
 const SA = BM + 4u;

@@ -6,7 +6,7 @@
 // 16h .. 16h + 15) L0 of elements 16h + 4i .. + 3 in word i, then L1, then L2 (3 vec4); then
 // (s, the f32 sums of x over the two halves, 0). A block with a non-finite value gets s and its
 // sums NaN, so the matvec's result for that row is NaN as it would be in f32.
-// Stored slot-major (the pre-pass always, qmatvec_xs unless XS_SOA is off): a row of S = K / 64
+// Stored slot-major (by the pre-pass and by qmatvec_xs): a row of S = K / 64
 // slots (64 elements: blocks 2c and 2c + 1) is 14 S vec4 words, word j (0..6 block 2c's, 7..13
 // block 2c + 1's) of slot c at j S + c, so the threads of a subgroup, on consecutive slots, read
 // each word in one contiguous run (a slot's 224 bytes in a row made every load touch 32 cache

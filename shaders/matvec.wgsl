@@ -4,10 +4,10 @@
 // so each row is read in long coalesced runs and every x pair loaded serves the R rows. A trip
 // of the main loop takes U steps whose loads are all issued before their sums.
 // Partial sums (f32) go through workgroup memory `red`: subgroup sums first in the `sg` variant
-// (linear.rs keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant asked for),
+// (linear/ keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant asked for),
 // else a tree over the whole workgroup.
 //
-// Lines `//@name` are filled in by linear.rs (`matvec_body`) with straight-line code over
+// Lines `//@name` are filled in by linear/body.rs (`matvec_body`) with straight-line code over
 // scalars, unrolled over r < R, i < MR, u < U: private arrays with loop indices end up in slow
 // local memory once the compiler does not unroll naga's (bounded) loops.
 //   //@decl      let wr{r}, xr{i}: first element of weight row n0 + r / x row m0 + i (clamped
@@ -16,7 +16,7 @@
 //   //@trip_1    one step at pair index j
 //   //@odd       the last element of an odd K, at element kl
 //   //@to_red    each a{r}_{i} (or its subgroup sum) into red[(r * MR + i) * WG + slot]
-// Constants from linear.rs: WG, R, MR, U, X_KIND, W_KIND, ALIGNED (see linear.wgsl).
+// Constants from linear/: WG, R, MR, U, X_KIND, W_KIND, ALIGNED (see linear.wgsl).
 // Params and the pair loaders come from linear.wgsl.
 
 const ACC = R * MR;

@@ -2,7 +2,7 @@
 // elements 0..15, high nibbles 16..31). q4_0: (q - 8) * d; iq4_nl (IQ = true): KV[q] * d.
 // Odd blocks start at 2 mod 4 and even blocks' nibbles do: reads go through wu32x4.
 // Matvec lane: two words of nibbles (elements 8j..8j+7 low, 16+8j.. high), 2 lanes a block.
-// Constant from quant.rs: IQ.
+// Constant from quant/: IQ.
 
 const QK = 32u;
 const BB = 18u;

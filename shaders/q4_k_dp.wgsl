@@ -1,4 +1,4 @@
-// q4_k matvec lane, integer-dot path (quant.rs picks it for f32 x when rows start on 16 bytes
+// q4_k matvec lane, integer-dot path (quant/ picks it for f32 x when rows start on 16 bytes
 // and K >= 2048 in a big enough matrix; entries qmatvec.wgsl after the xlimbs pre-pass, or
 // qmatvec_xs.wgsl). A slot is one 32-byte nibble group g of a super-block (two vec4 loads): all
 // 32 elements of sub-block A = 2g (low nibbles) and of B = 2g + 1 (high), so one header decode
@@ -55,16 +55,9 @@ fn scale_min_pair(s0: u32, s1: u32, s2: u32, g: u32) -> vec4<f32> {
 fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
     let a = (rb >> 4u) + (c >> 2u) * 9u;
     let g = c & 3u;
-    // DIAG (quant.rs `sweep_knobs`, a roofline diagnostic with wrong results), bits: 1 the loads
-    // alone (no dequantization), 2 no x loads (xload makes its values up)
     let hd = w_v4[a];
     let q0 = w_v4[a + 1u + 2u * g];
     let q1 = w_v4[a + 2u + 2u * g];
-    if ((DIAG & 1u) != 0u) {
-        let xw = ((x.a0 ^ x.a1) ^ (x.a2 ^ x.a3)) ^ ((x.a4 ^ x.a5) ^ (x.b0 ^ x.b1)) ^ ((x.b2 ^ x.b3) ^ (x.b4 ^ x.b5));
-        let v = (hd ^ q0 ^ q1) ^ xw;
-        return bitcast<f32>((v.x ^ v.y ^ v.z ^ v.w) & 0x3fffffffu) * (x.sa + x.mb);
-    }
     let m = vec4<u32>(0x0f0f0f0fu);
     let ia = limb_dot(q0 & m, q1 & m, x.a0, x.a1, x.a2, x.a3, x.a4, x.a5);
     let ib = limb_dot((q0 >> vec4<u32>(4u)) & m, (q1 >> vec4<u32>(4u)) & m, x.b0, x.b1, x.b2, x.b3, x.b4, x.b5);
@@ -79,11 +72,6 @@ fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
 // 1 and 14 slot after slot) and `xlimb(i)` (limb vec4 word i): the pre-pass's buffer bound as x
 // (qmatvec.wgsl) or the workgroup's copy (qmatvec_xs.wgsl).
 fn xload(c: u32, xr: u32) -> X {
-    if ((DIAG & 2u) != 0u) {
-        let v = vec4<u32>(c, c + 1u, c ^ 5u, c * 3u) & vec4<u32>(0x7f7f7f7fu);
-        let f = f32(c & 7u);
-        return X(v, v, v, v, v, v, v, v, v, v, v, v, f, f, f, f);
-    }
     let st = xstride();
     let va = xbase(xr) + c * xslot();
     let vb = va + 7u * st;

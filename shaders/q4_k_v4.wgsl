@@ -1,4 +1,4 @@
-// q4_k matvec lane, vec4 path (quant.rs picks it for f32 x when every row starts on 16 bytes;
+// q4_k matvec lane, vec4 path (quant/ picks it for f32 x when every row starts on 16 bytes;
 // a 144-byte super-block is 9 vec4 words: the header d, dmin, scales, then 8 of nibbles): a
 // slot is one vec4 of nibbles, 8 a super-block, so a subgroup reads 4 super-blocks in one run.
 // Slot j holds bytes 16(j%2) .. + 15 of nibble group j/2: elements 64(j/2) + 16(j%2) .. + 15
@@ -8,9 +8,6 @@
 const SLOTS = 8u;
 
 fn xv(e: u32) -> vec4<f32> {
-    if (DIAG == 2u) {
-        return vec4<f32>(f32(e & 7u));
-    }
     return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
 }
 
@@ -25,11 +22,6 @@ fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
     let j = c & 7u;
     let hd = w_v4[a];
     let q = w_v4[a + 1u + j];
-    // DIAG (quant.rs `diag`, a roofline diagnostic with wrong results): 1 the loads alone, no
-    // dequantization; 2 and no x either
-    if (DIAG >= 1u) {
-        return bitcast<f32>((q.x ^ q.y ^ q.z ^ q.w ^ hd.x) & 0x3fffffffu) * x.sl + x.sh;
-    }
     let dd = unpack2x16float(hd.x);
     let m0 = scale_min(hd.y, hd.z, hd.w, j & 6u);
     let m1 = scale_min(hd.y, hd.z, hd.w, (j & 6u) + 1u);

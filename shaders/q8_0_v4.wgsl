@@ -1,4 +1,4 @@
-// q8_0 matvec lane, vec4 path (quant.rs picks it for f32 x when rows are whole 8-block groups,
+// q8_0 matvec lane, vec4 path (quant/ picks it for f32 x when rows are whole 8-block groups,
 // K % 256 == 0, so every group starts on 16 bytes): a slot is 16 bytes of quants (half a block)
 // read as one vec4, consecutive threads on consecutive slots (a subgroup reads two groups'
 // quants); its 16 x values are 4 vec4 loads that serve the R rows. Layout: q8_0.wgsl.
@@ -7,9 +7,6 @@ const SLOTS = 2u;
 
 // x elements e .. e + 3 (relative to the binding offset), times UNLANES.
 fn xv(e: u32) -> vec4<f32> {
-    if (DIAG >= 2u) {
-        return vec4<f32>(f32(e & 7u));
-    }
     return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
 }
 
@@ -23,14 +20,6 @@ fn slot_dot(rb: u32, c: u32, x: X) -> f32 {
     let xc = x.c;
     let xd = x.d;
     let q = w_v4[(q8_qs(rb, c >> 1u) >> 4u) + (c & 1u)] ^ vec4<u32>(0x80808080u);
-    // DIAG (quant.rs `diag`, a roofline diagnostic with wrong results): 1 the loads alone, no
-    // dequantization; 2 and no x either; 3 and no scales either (the quant words alone)
-    if (DIAG == 3u) {
-        return bitcast<f32>((q.x ^ q.y ^ q.z ^ q.w) & 0x3fffffffu) * (xa.x + xb.y + xc.z + xd.w);
-    }
-    if (DIAG >= 1u) {
-        return bitcast<f32>((q.x ^ q.y ^ q.z ^ q.w) & 0x3fffffffu) * (xa.x + xb.y + xc.z + xd.w) + wf16h(q8_da(rb, c >> 1u));
-    }
     let s = dot(xa, bytes_f(q.x, 128.0)) + dot(xb, bytes_f(q.y, 128.0)) + dot(xc, bytes_f(q.z, 128.0)) + dot(xd, bytes_f(q.w, 128.0));
     return wf16h(q8_da(rb, c >> 1u)) * s;
 }

@@ -3,7 +3,7 @@
 // so each invocation owns 4 adjacent elements of one row. Plain embedding: an id >= V gives a
 // row of zeros. SHARD: the table holds vocabulary rows first .. first + V; rows of y whose id is
 // outside are left untouched.
-// Bindings: w (the table, read), ids (read, u32), y (write). Constants from quant.rs: WG, SHARD.
+// Bindings: w (the table, read), ids (read, u32), y (write). Constants from quant/: WG, SHARD.
 
 @compute @workgroup_size(WG)
 fn qembedding(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

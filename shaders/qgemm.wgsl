@@ -5,7 +5,7 @@
 // rows padded by 4 floats; each thread then accumulates a 4 x 4 micro-tile from vec4 reads
 // (rows ty*4 + i, columns tx*4 + c). Weights stay quantized in device memory: only the 64 x 32
 // tile is ever expanded, in workgroup memory.
-// Constants from quant.rs: X_KIND, X_ALIGNED; from the type file: wq4.
+// Constants from quant/: X_KIND, X_ALIGNED; from the type file: wq4.
 
 const BM = 64u;
 const BN = 64u;

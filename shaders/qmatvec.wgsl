@@ -5,11 +5,11 @@
 // (`xload`) and serve the R rows (`dots` over the lanes' `slot_dot`, four rows a call), held in plain registers (no private
 // arrays). U slots a trip (U = 2 only where the row is whole trips of two, else one). f32
 // accumulation; partial sums reduced through workgroup memory `red` (subgroup sums first in the
-// `sg` variant: quant.rs keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant
+// `sg` variant: quant/ keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant
 // asked for), else a tree.
 // The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
-// Constants from quant.rs: WG, R, U, DIAG, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
+// Constants from quant/: WG, R, U, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
 // rows start on a word); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
 // `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 

@@ -5,8 +5,8 @@
 // group R consecutive rows (so a workgroup converts x once for NG * R rows); a group's threads
 // stride over its rows' slots. Sums by subgroup shuffles where subgroups are exactly 32 wide
 // (the `sg` variant), else a tree in workgroup memory `red`.
-// Constants from quant.rs: WG (a multiple of 32), R (1..8), U (1 or 2 slots a trip), KC (a
-// multiple of 256), XS_SOA, DIAG; `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
+// Constants from quant/: WG (a multiple of 32), R (1..8), U (1 or 2 slots a trip), KC (a
+// multiple of 256); `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 
 const GL = 32u;
 const NG = WG / GL;
@@ -23,12 +23,12 @@ fn xlimb(i: u32) -> vec4<u32> {
 fn xbase(xr: u32) -> u32 {
     return 0u;
 }
-// x limbs in workgroup memory slot-major (XS_SOA, limbs.wgsl) or slot after slot
+// x limbs in workgroup memory slot-major (limbs.wgsl): a slot's words KC / 64 apart
 fn xstride() -> u32 {
-    return select(1u, KC / 64u, XS_SOA);
+    return KC / 64u;
 }
 fn xslot() -> u32 {
-    return select(14u, 1u, XS_SOA);
+    return 1u;
 }
 
 @compute @workgroup_size(WG)
@@ -51,7 +51,7 @@ fn qmatvec_xs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var acc2 = vec4<f32>(0.0);
     for (var c0 = 0u; c0 < p.k; c0 += KC) {
         let kc = min(KC, p.k - c0);
-        for (var b = select(lid, kc, (DIAG & 2u) != 0u); b < kc / 32u; b += WG) {
+        for (var b = lid; b < kc / 32u; b += WG) {
             let l = limbs_at(xv + c0 / 4u + b * 8u);
             // half b & 1 of chunk slot b / 2
             let st = xstride();

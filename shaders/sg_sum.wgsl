@@ -1,5 +1,5 @@
 // Butterfly sum over the subgroup, shared by the matvec entries' `sg` variants (matvec.wgsl,
-// qmatvec.wgsl, qmatvec_xs.wgsl; linear.rs / quant.rs prepend it). Shuffles rather than the
+// qmatvec.wgsl, qmatvec_xs.wgsl; linear/ and quant/ prepend it). Shuffles rather than the
 // reduction builtin: naga 30 rejects the `enable subgroups;` directive the builtin needs.
 fn sg_sum(v: f32, sgs: u32) -> f32 {
     var s = v;

@@ -7,18 +7,19 @@
 //! case too (`ops::<case>::hip`), ignored with the reason: skipped, never passed. The run ends with `N passed, N failed, N skipped` and fails if nothing was compared.
 //! With WGLLM_REQUIRE_GPU=1 (set by CI), finding no wgpu adapter is a failure.
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use std::sync::Arc;
-use wgllm::backend::wgpu::{Broken, WgpuBackend};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use wgllm::backend::wgpu::WgpuBackend;
 use wgllm::backend::Backend;
 use wgllm::op::Op;
+use wgllm::parity::case::Case;
 use wgllm::parity::{cases, run};
+use wgllm::tensor::Tensor;
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
-    let mut devices: Vec<Arc<dyn Backend>> = WgpuBackend::all()
-        .into_iter()
-        .map(|b| Arc::new(b) as Arc<dyn Backend>)
-        .collect();
+    let wgpu: Vec<Arc<WgpuBackend>> = WgpuBackend::all().into_iter().map(Arc::new).collect();
+    let mut devices: Vec<Arc<dyn Backend>> = wgpu.iter().map(|b| b.clone() as Arc<dyn Backend>).collect();
     let require = std::env::var("WGLLM_REQUIRE_GPU").is_ok_and(|v| v == "1");
     if devices.is_empty() {
         eprintln!("ops harness: no wgpu adapter found (install mesa-vulkan-drivers for lavapipe)");
@@ -57,7 +58,7 @@ fn main() -> std::process::ExitCode {
             }));
         }
     }
-    trials.extend(teeth(&devices));
+    trials.extend(teeth(&wgpu));
     let filtering = args.filter.is_some() || !args.skip.is_empty();
     let c = libtest_mimic::run(&args, trials);
     println!(
@@ -74,65 +75,174 @@ fn main() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-/// Teeth: known bugs, built on purpose as kernel variants, must turn named parity cases red.
-///   teeth::out_dtype_from_input::gated_attention[bf16->f32,..]   every case whose output dtype
-///       differs from its input's goes red when the output binding takes the input's dtype;
-///   teeth::chunk_boundary_off_by_one::gdn_chunked[..]            every case of T >= 64 (a chunk
-///       boundary is crossed or reached) goes red; shorter ones stay green (the bug needs a boundary).
-/// A trial passes when the broken variant's verdict is the expected one.
-fn teeth(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
+/// Teeth: known bugs put into a kernel must turn named parity cases red, and only those. Each
+/// trial runs one case on a wgpu adapter with the bug in and passes when the verdict is the
+/// expected one (an unexpected green means the case lost its teeth):
+///   teeth::chunk_boundary_off_by_one::gdn_chunked[..]   shaders/gdn_chunk_scan.wgsl patched to
+///       decay the carried state by the gate of the token before the chunk's last: every case of
+///       T >= 64 (a chunk boundary reached) red, shorter ones green (their last chunk ends in
+///       padding, whose gate is 0);
+///   teeth::rms_norm_eps_dropped::rms_norm[..]            shaders/rms_norm.wgsl patched to drop
+///       eps: the eps = 1e-1 cases red, the eps = 1e-6 ones green (below f32 rounding there);
+///   teeth::out_dtype_from_input::gated_attention[..]     the output declared with the INPUT's
+///       dtype over the output's buffer region (the known launch bug: bf16 bits written through
+///       f32 pointers): every case whose output dtype differs from its input's red.
+/// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
+/// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
+/// is gone fails every trial of that tooth.
+fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
+    let chunk = Arc::new(Patched::new(
+        "chunk_boundary_off_by_one",
+        "gdn_chunk_scan.wgsl",
+        "let glast = gv[C - 1u];",
+        "let glast = gv[C - 2u];",
+    ));
+    let eps = Arc::new(Patched::new("rms_norm_eps_dropped", "rms_norm.wgsl", "p.eps", "0.0"));
     let mut trials = Vec::new();
-    // the broken variants are the wgpu backend's own: its adapters, opened as `WgpuBackend`
-    let names: Vec<String> = devices.iter().map(|d| d.name()).collect();
-    let wgpus: Vec<Arc<wgllm::backend::wgpu::WgpuBackend>> = wgllm::backend::wgpu::WgpuBackend::all()
-        .into_iter()
-        .filter(|w| names.contains(&w.name()))
-        .map(Arc::new)
-        .collect();
     for case in cases::all() {
-        let (broken, tag, expect_red) = match &case.op {
-            Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
-                (Broken::OutDtypeFromInput, "out_dtype_from_input", true)
-            }
+        let (tooth, expect_red) = match &case.op {
             Op::GdnChunked => (
-                Broken::ChunkBoundaryOffByOne,
-                "chunk_boundary_off_by_one",
+                Tooth::Patched(chunk.clone()),
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
             ),
+            Op::RmsNorm { eps: e, .. } => (Tooth::Patched(eps.clone()), *e >= 1e-2),
+            Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
+                (Tooth::OutDtypeFromInput, true)
+            }
             _ => continue,
         };
         let case = Arc::new(case);
-        for w in wgpus.iter() {
-            let (case, w) = (case.clone(), w.clone());
-            trials.push(Trial::ignorable_test(
-                format!("teeth::{tag}::{}::{}", case.id, w.name()),
-                move || {
-                    let dev: &dyn Backend = w.as_ref();
-                    if let wgllm::backend::Support::No(r) = dev.supports(&case.desc()) {
-                        return Ok(Completion::ignored_with(format!("unsupported: {r}")));
-                    }
-                    let want = run::reference(&case).map_err(Failed::from)?;
-                    let verdict = match run::execute_with(&case, dev, &|i, o| w.run_broken(&case.op, i, o, broken)) {
-                        Ok(got) => run::compare_outputs(&case, &got, &want),
-                        Err(error) => run::Outcome::Fail { error },
-                    };
-                    match (verdict, expect_red) {
-                        (run::Outcome::Fail { error }, true) => {
-                            println!("    red as expected: {error}");
-                            Ok(Completion::Completed)
-                        }
-                        (run::Outcome::Pass { .. }, false) => Ok(Completion::Completed),
-                        (run::Outcome::Pass { nmse, .. }, true) => Err(Failed::from(format!(
-                            "the broken variant passed (nmse {nmse:.2e}): this case has no teeth"
-                        ))),
-                        (run::Outcome::Skip { reason }, _) => Ok(Completion::ignored_with(reason)),
-                        (v, false) => Err(Failed::from(format!(
-                            "expected green without a chunk boundary, got {v:?}"
-                        ))),
-                    }
-                },
-            ));
+        for dev in wgpu {
+            let (case, dev, tooth) = (case.clone(), dev.clone(), tooth.clone());
+            let name = format!("teeth::{}::{}::{}", tooth.tag(), case.id, dev.name());
+            trials.push(Trial::ignorable_test(name, move || {
+                bite(&case, &dev, &tooth, expect_red)
+            }));
         }
     }
     trials
+}
+
+/// How a tooth puts its bug in.
+#[derive(Clone)]
+enum Tooth {
+    /// A kernel source patched (the adapters opened on the patched copy).
+    Patched(Arc<Patched>),
+    /// gated_attention run with its output tensor re-declared with the input's dtype.
+    OutDtypeFromInput,
+}
+
+impl Tooth {
+    fn tag(&self) -> &'static str {
+        match self {
+            Tooth::Patched(p) => p.tag,
+            Tooth::OutDtypeFromInput => "out_dtype_from_input",
+        }
+    }
+}
+
+/// One patch of one file of shaders/, and the adapters opened on the patched copy (once, on the
+/// first trial that needs them).
+struct Patched {
+    tag: &'static str,
+    file: &'static str,
+    from: &'static str,
+    to: &'static str,
+    devices: OnceLock<Result<Vec<Arc<WgpuBackend>>, String>>,
+}
+
+impl Patched {
+    fn new(tag: &'static str, file: &'static str, from: &'static str, to: &'static str) -> Patched {
+        Patched {
+            tag,
+            file,
+            from,
+            to,
+            devices: OnceLock::new(),
+        }
+    }
+
+    /// The patched adapter named `name`.
+    fn device(&self, name: &str) -> Result<Arc<WgpuBackend>, String> {
+        let devs = self
+            .devices
+            .get_or_init(|| self.open())
+            .as_ref()
+            .map_err(Clone::clone)?;
+        devs.iter()
+            .find(|d| d.name() == name)
+            .cloned()
+            .ok_or_else(|| format!("no adapter {name} opened on the patched shaders"))
+    }
+
+    /// Copies shaders/ into a fresh directory, patches `file` there, opens every adapter on it
+    /// (the sources are read while opening, so the directory goes right after).
+    fn open(&self) -> Result<Vec<Arc<WgpuBackend>>, String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+        let dir = std::env::temp_dir().join(format!("wgllm-teeth-{}-{}", std::process::id(), self.tag));
+        let e = |what: &str, p: &Path, err: std::io::Error| format!("{what} {}: {err}", p.display());
+        std::fs::create_dir_all(&dir).map_err(|err| e("create", &dir, err))?;
+        for entry in std::fs::read_dir(&src).map_err(|err| e("read", &src, err))? {
+            let p = entry.map_err(|err| e("read", &src, err))?.path();
+            std::fs::copy(&p, dir.join(p.file_name().unwrap())).map_err(|err| e("copy", &p, err))?;
+        }
+        let target = dir.join(self.file);
+        let text = std::fs::read_to_string(&target).map_err(|err| e("read", &target, err))?;
+        let result = if !text.contains(self.from) {
+            Err(format!(
+                "patch target `{}` not found in shaders/{}: the tooth no longer bites; aim it again",
+                self.from, self.file
+            ))
+        } else {
+            std::fs::write(&target, text.replace(self.from, self.to)).map_err(|err| e("write", &target, err))?;
+            let devs = WgpuBackend::all_with_shader_dir(&dir);
+            match devs.is_empty() {
+                true => Err(format!("no adapter opened on {}", dir.display())),
+                false => Ok(devs.into_iter().map(Arc::new).collect()),
+            }
+        };
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+}
+
+/// Runs `case` with the tooth's bug in on (the adapter named like) `dev`; passes when it is red
+/// as `expect_red` says.
+fn bite(case: &Case, dev: &Arc<WgpuBackend>, tooth: &Tooth, expect_red: bool) -> Result<Completion, Failed> {
+    if let wgllm::backend::Support::No(r) = dev.supports(&case.desc()) {
+        return Ok(Completion::ignored_with(format!("unsupported: {r}")));
+    }
+    let want = run::reference(case);
+    let verdict = match tooth {
+        Tooth::Patched(p) => run::check(case, p.device(&dev.name())?.as_ref(), &want),
+        Tooth::OutDtypeFromInput => {
+            let want = want.map_err(Failed::from)?;
+            let run = |i: &[&Tensor], o: &[&Tensor]| {
+                let out = Tensor {
+                    dtype: i[0].dtype,
+                    ..o[0].clone()
+                };
+                let outs: Vec<&Tensor> = std::iter::once(&out).chain(o[1..].iter().copied()).collect();
+                dev.run(&case.op, i, &outs)
+            };
+            match run::execute_with(case, dev.as_ref(), &run) {
+                Ok(got) => run::compare_outputs(case, &got, &want),
+                Err(error) => run::Outcome::Fail { error },
+            }
+        }
+    };
+    match (verdict, expect_red) {
+        (run::Outcome::Fail { error }, true) => {
+            println!("    red as expected: {error}");
+            Ok(Completion::Completed)
+        }
+        (run::Outcome::Pass { .. }, false) => Ok(Completion::Completed),
+        (run::Outcome::Pass { nmse, .. }, true) => Err(Failed::from(format!(
+            "passed with the bug in (nmse {nmse:.2e}): this case has no teeth"
+        ))),
+        (run::Outcome::Skip { reason }, _) => Ok(Completion::ignored_with(reason)),
+        (run::Outcome::Fail { error }, false) => Err(Failed::from(format!(
+            "expected green (the bug should not reach this case), got red: {error}"
+        ))),
+    }
 }

@@ -6,9 +6,6 @@ use crate::dtype::DType;
 use crate::error::Result;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/bandwidth.wgsl");
-const SRC4: &str = include_str!("../../../shaders/bandwidth_v4.wgsl");
-
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
@@ -26,9 +23,9 @@ impl WgpuBackend {
     /// Measures read bandwidth in bytes/s over a `bytes`-sized buffer: the fastest of ROUNDS
     /// rounds of two streaming kernels (4-byte and 16-byte loads a thread), `iters` sweeps each
     /// in one submit, recorded before the clock starts (GPU time, as `wgllm bench --op` times its
-    /// kernels). One round read 3.9-4.3 TB/s on the H200 from one invocation to the next
-    /// (docs/runs/r10/exp4.log), which moved every fraction reported against it by up to 10%;
-    /// the best of several is the bandwidth the device showed, the honest denominator.
+    /// kernels). One round's figure varies by up to 10% from one invocation to the next on a big
+    /// GPU, and every fraction reported against it with it; the best of several is the bandwidth
+    /// the device showed, the honest denominator.
     pub fn read_bandwidth(&self, bytes: usize, iters: usize) -> Result<f64> {
         let words = (bytes / 16 * 4).min((self.caps.max_binding / 16 * 4) as usize);
         let x = self.alloc_tensor(DType::U32, &[words])?;
@@ -62,9 +59,14 @@ impl WgpuBackend {
         let groups = threads / 256;
         let mut best = 0f64;
         // the 16-byte sweep shares bandwidth.wgsl's Params (everything before its entry point)
-        let src4 = format!("{}{SRC4}", &SRC[..SRC.find("@compute").unwrap_or(0)]);
+        let src = self.source("bandwidth.wgsl");
+        let src4 = format!(
+            "{}{}",
+            &src[..src.find("@compute").unwrap_or(0)],
+            self.source("bandwidth_v4.wgsl")
+        );
         let kernels = [
-            ("read_sweep", SRC, read("x", DType::U32)),
+            ("read_sweep", src, read("x", DType::U32)),
             ("read_sweep4", src4.as_str(), read4("x", DType::U32)),
         ];
         for (entry, src, x_bind) in (0..ROUNDS).flat_map(|_| kernels.iter().cloned()) {

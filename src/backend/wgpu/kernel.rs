@@ -10,8 +10,6 @@
 use crate::dtype::DType;
 use std::fmt::Write;
 
-pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
     Read,
@@ -76,8 +74,14 @@ impl KernelKey {
     }
 }
 
-/// The full WGSL of a kernel: enables, constants, accessors, common helpers, then the family body.
+/// The full WGSL of a kernel: enables, constants, accessors, common helpers, then the family body
+/// (with the embedded shaders/common.wgsl).
 pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables: &[&str]) -> String {
+    generate_with(super::shaders::embedded("common.wgsl"), key, body, consts, enables)
+}
+
+/// `generate` with `common` as the common helpers (a device's own copy of shaders/common.wgsl).
+pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str, String)], enables: &[&str]) -> String {
     let mut s = String::new();
     for e in enables {
         let _ = writeln!(s, "enable {e};");
@@ -165,7 +169,7 @@ pub fn generate(key: &KernelKey, body: &str, consts: &[(&str, String)], enables:
             }
         }
     }
-    s.push_str(COMMON);
+    s.push_str(common);
     s.push('\n');
     s.push_str(body);
     s
@@ -217,25 +221,4 @@ pub fn validate_wgsl(label: &str, src: &str) -> Result<(), String> {
     let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
     v.validate(&module).map_err(|e| format!("{label}: {e:?}"))?;
     Ok(())
-}
-
-/// Whether the kernel `entry` is built with wgpu's runtime checks (naga's index clamps where the
-/// driver has no robust buffer access, a counter in every loop, guarded integer division).
-/// Without them the quantized kernels ran 3-40% faster on the H200 and the bf16 matvec up to 16%
-/// slower (docs/runs/r10/exp5.log), so they are off for quant.rs' entries only, where measured.
-/// `WGLLM_SHADER_CHECKS=1` / `=0` turns them on / off for every kernel (A/B runs, debugging).
-pub(super) fn shader_checks(entry: &str) -> bool {
-    match std::env::var("WGLLM_SHADER_CHECKS").ok().as_deref() {
-        Some("1") => true,
-        Some("0") => false,
-        _ => !super::quant::UNCHECKED_ENTRIES.contains(&entry),
-    }
-}
-
-/// A sweep override `NAME=a,b,..`: exactly `n` unsigned integers, else None (unset or malformed;
-/// the caller checks the ranges).
-pub(super) fn env_u32s(name: &str, n: usize) -> Option<Vec<u32>> {
-    let v = std::env::var(name).ok()?;
-    let f: Vec<u32> = v.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
-    (f.len() == n).then_some(f)
 }

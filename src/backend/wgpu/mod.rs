@@ -23,8 +23,11 @@ mod qlayout;
 mod quant;
 mod reduce;
 mod rope;
+mod shaders;
+mod tuning;
 
 pub use context::{Caps, Readback, WgpuBackend, WgpuStorage};
+pub use tuning::{Checks, MatvecShape, SyncAfter, Tuning};
 
 use super::{refused, unsupported, Backend, Capability, PendingRead, Support};
 use crate::dtype::DType;
@@ -49,41 +52,6 @@ impl WgpuBackend {
             }
         }
         Support::Yes
-    }
-}
-
-/// Deliberately broken variants of kernels, for the tests that show the parity cases catch exactly
-/// these bugs (tests/ops.rs `teeth::*`). Never used outside tests.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Broken {
-    /// gated_attention with its output binding compiled for the INPUT dtype (the known bug:
-    /// bf16 bits written through f32 pointers)
-    OutDtypeFromInput,
-    /// gdn_chunked decaying the carried state by the cumulative gate one token before the chunk
-    /// boundary
-    ChunkBoundaryOffByOne,
-}
-
-impl WgpuBackend {
-    /// Records `op` through a broken variant (tests only; see `Broken`).
-    #[doc(hidden)]
-    pub fn run_broken(&self, op: &Op, inputs: &[&Tensor], outputs: &[&Tensor], broken: Broken) -> Result<()> {
-        let desc = OpDesc::of(op, inputs, outputs);
-        if let Support::No(r) = self.supports(&desc) {
-            return Err(unsupported(&desc, &self.name, &r));
-        }
-        let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
-        match (op, broken) {
-            (Op::GatedAttention { .. }, Broken::OutDtypeFromInput) => {
-                attn_gate::record_impl(self, op, inputs, outputs, inputs[0].dtype)
-            }
-            (Op::GdnChunked, Broken::ChunkBoundaryOffByOne) => gdn::record_impl(self, op, inputs, outputs, true),
-            _ => Err(crate::error::Error::Other(format!(
-                "no broken variant {broken:?} of {}",
-                op.name()
-            ))),
-        }
     }
 }
 

@@ -4,9 +4,9 @@
 //! group of fewer blocks keeps its slots). Quants are then word aligned, and a row of whole
 //! 256-element groups reads as aligned vec4 words, a subgroup's in contiguous runs. Other
 //! quantized types keep GGUF order (q4_k in 8-block groups of headers and nibble halves was
-//! measured in r9: slower at 8B-class matrices, docs/BENCHMARKS.md).
+//! slower at 8B-class matrices, so q4_k stays as GGUF lays it out).
 //!
-//! context.rs' upload / download convert (`to_device`, `from_device`); `device_bytes` sizes buffers.
+//! context/buffers.rs' upload / download convert (`to_device`, `from_device`); `device_bytes` sizes buffers.
 use crate::dtype::DType;
 
 /// (GGUF block bytes, device group bytes) of a type the device regroups 8 blocks at a time.

@@ -1,0 +1,138 @@
+//! Adapter discovery and device creation: each adapter on Vulkan / Metal / DX12 opened as one
+//! `WgpuBackend`, its capabilities, tuning and kernel sources settled once, here.
+use super::recorder::{Recorder, SLOT, SLOTS};
+use super::{Caps, WgpuBackend};
+use crate::backend::wgpu::shaders::Sources;
+use crate::backend::wgpu::tuning::Tuning;
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+fn slug(name: &str) -> String {
+    let base = name.split('(').next().unwrap_or(name).trim().to_ascii_lowercase();
+    let s: String = base
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+}
+
+impl WgpuBackend {
+    /// Every adapter on Vulkan / Metal / DX12, each opened as a device with its tuning
+    /// (`Tuning::for_adapter`: per-adapter defaults and the documented environment variables).
+    /// Adapters that fail to open are reported on stderr and left out.
+    pub fn all() -> Vec<WgpuBackend> {
+        Self::all_tuned(&|_| {})
+    }
+
+    /// `all`, every adapter compiling the WGSL read from `dir` (a copy of shaders/, perhaps
+    /// patched) instead of the embedded sources: kernel work without rebuilding, and tests that
+    /// show a patched kernel turns parity cases red. The files are read once, while opening.
+    pub fn all_with_shader_dir(dir: &Path) -> Vec<WgpuBackend> {
+        Self::all_tuned(&|t| t.shader_dir = Some(dir.to_path_buf()))
+    }
+
+    /// `all`, with `adjust` applied to each adapter's tuning before it opens.
+    pub fn all_tuned(adjust: &dyn Fn(&mut Tuning)) -> Vec<WgpuBackend> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wgpu::Backends::PRIMARY;
+        let instance = wgpu::Instance::new(desc);
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+        let mut out: Vec<WgpuBackend> = Vec::new();
+        for a in adapters {
+            let mut tuning = Tuning::for_adapter(&a.get_info());
+            adjust(&mut tuning);
+            match Self::open(a, tuning) {
+                Ok(mut b) => {
+                    if out.iter().any(|o| o.name == b.name) {
+                        b.name = format!("{}-{}", b.name, out.len());
+                    }
+                    out.push(b)
+                }
+                Err(e) => eprintln!("wgpu: skipping adapter: {e}"),
+            }
+        }
+        out
+    }
+
+    fn open(adapter: wgpu::Adapter, tuning: Tuning) -> Result<Self> {
+        let info = adapter.get_info();
+        let sources = match &tuning.shader_dir {
+            Some(dir) => Sources::load(dir).map_err(Error::Other)?,
+            None => Sources::embedded(),
+        };
+        let feats = adapter.features();
+        let limits = adapter.limits();
+        let mut want = wgpu::Features::empty();
+        for f in [
+            wgpu::Features::SHADER_F16,
+            wgpu::Features::SUBGROUP,
+            wgpu::Features::TIMESTAMP_QUERY,
+        ] {
+            if feats.contains(f) {
+                want |= f;
+            }
+        }
+        let name = format!("wgpu/{}", slug(&info.name));
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some(&name),
+            required_features: want,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::Device {
+            device: name.clone(),
+            call: "request_device".into(),
+            detail: e.to_string(),
+        })?;
+        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.lock().unwrap().push(e.to_string())));
+        let caps = Caps {
+            shader_f16: want.contains(wgpu::Features::SHADER_F16),
+            subgroup: want.contains(wgpu::Features::SUBGROUP),
+            subgroup_min: info.subgroup_min_size,
+            subgroup_max: info.subgroup_max_size,
+            timestamp_query: want.contains(wgpu::Features::TIMESTAMP_QUERY),
+            cooperative_matrix: feats.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+            max_binding: limits.max_storage_buffer_binding_size,
+            max_buffer: limits.max_buffer_size,
+            max_workgroup_storage: limits.max_compute_workgroup_storage_size,
+            max_invocations: limits.max_compute_invocations_per_workgroup,
+            max_storage_buffers: limits.max_storage_buffers_per_shader_stage,
+        };
+        let arena = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params-arena"),
+            size: SLOT * SLOTS,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Ok(WgpuBackend {
+            name,
+            info,
+            caps,
+            tuning,
+            sources,
+            device,
+            queue,
+            arena,
+            pipelines: Mutex::default(),
+            bind_groups: Mutex::default(),
+            next_id: Default::default(),
+            scratch: Mutex::default(),
+            rec: Mutex::new(Recorder {
+                profiler: None,
+                encoder: None,
+                pass: None,
+                params: Vec::new(),
+                slots: 0,
+            }),
+            op_lock: Mutex::default(),
+            errors,
+            dispatches: Default::default(),
+            last_submit: Default::default(),
+        })
+    }
+}

@@ -1,0 +1,119 @@
+//! The wgpu device of one adapter: its capabilities, tuning and sources, and its tensors'
+//! storage. The rest of the device, by what it does: opening adapters (adapter.rs), buffers and
+//! their transfers (buffers.rs), compiling kernels (pipelines.rs), recording and submitting
+//! dispatches (recorder.rs).
+mod adapter;
+mod buffers;
+mod pipelines;
+mod recorder;
+
+pub use recorder::Readback;
+
+use super::kernel::KernelKey;
+use super::shaders::Sources;
+use super::tuning::Tuning;
+use crate::error::{Error, Result};
+use crate::tensor::{Storage, Tensor};
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What the adapter offers that kernels care about.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Caps {
+    pub shader_f16: bool,
+    pub subgroup: bool,
+    pub subgroup_min: u32,
+    pub subgroup_max: u32,
+    pub timestamp_query: bool,
+    pub cooperative_matrix: bool,
+    pub max_binding: u64,
+    pub max_buffer: u64,
+    pub max_workgroup_storage: u32,
+    pub max_invocations: u32,
+    /// Storage buffers one kernel may bind (a kernel with more tensors is refused by name).
+    pub max_storage_buffers: u32,
+}
+
+pub struct WgpuStorage {
+    pub buffer: wgpu::Buffer,
+    /// Unique per allocation (never reused), so cached bind groups can key on it safely.
+    pub id: u64,
+}
+
+impl Storage for WgpuStorage {
+    fn capacity_bytes(&self) -> usize {
+        self.buffer.size() as usize
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+pub struct WgpuBackend {
+    pub(crate) name: String,
+    pub info: wgpu::AdapterInfo,
+    pub caps: Caps,
+    /// How kernels are built and recorded here, fixed when the adapter opened.
+    pub tuning: Tuning,
+    /// The WGSL this device compiles (embedded, or read from `tuning.shader_dir` at open).
+    sources: Sources,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    arena: wgpu::Buffer,
+    pipelines: Mutex<HashMap<KernelKey, Arc<pipelines::Pipeline>>>,
+    /// Bind groups by (kernel, tensor buffer ids); the params slot is a dynamic offset, so a decode
+    /// step that reuses its buffers creates no bind groups after the first step.
+    bind_groups: Mutex<HashMap<(KernelKey, Vec<u64>), wgpu::BindGroup>>,
+    next_id: std::sync::atomic::AtomicU64,
+    /// Internal scratch buffers by name (e.g. argmax partials), grown on demand.
+    scratch: Mutex<HashMap<&'static str, Tensor>>,
+    rec: Mutex<recorder::Recorder>,
+    /// Held while one op records its dispatches: an op of several dispatches that pass data through
+    /// a scratch buffer (argmax partials, the gated delta rule's chunk prep) is never interleaved
+    /// with another thread's op on the same device.
+    pub(crate) op_lock: Mutex<()>,
+    errors: Arc<Mutex<Vec<String>>>,
+    /// Dispatches recorded since creation (for tests and benchmarks).
+    pub dispatches: std::sync::atomic::AtomicU64,
+    /// Dispatches in the most recent submit.
+    last_submit: std::sync::atomic::AtomicU64,
+}
+
+impl WgpuBackend {
+    fn device_error(&self, call: &str, detail: String) -> Error {
+        Error::Device {
+            device: self.name.clone(),
+            call: call.into(),
+            detail,
+        }
+    }
+
+    /// Errors the device reported asynchronously since the last check.
+    fn take_errors(&self, call: &str) -> Result<()> {
+        let mut e = self.errors.lock().unwrap();
+        if e.is_empty() {
+            return Ok(());
+        }
+        let msg = e.join("; ");
+        e.clear();
+        Err(self.device_error(call, msg))
+    }
+
+    pub(crate) fn storage<'a>(&self, t: &'a Tensor) -> Result<&'a WgpuStorage> {
+        match t.storage.as_any().downcast_ref::<WgpuStorage>() {
+            Some(s) if *t.device == *self.name => Ok(s),
+            _ => Err(Error::Other(format!("tensor on {} used on {}", t.device, self.name))),
+        }
+    }
+
+    /// The text of shaders/`name` this device compiles (shaders.rs).
+    pub(crate) fn source(&self, name: &str) -> &str {
+        self.sources.get(name)
+    }
+
+    /// Which source set `source` reads: 0 the embedded one (for caches of generated bodies).
+    pub(crate) fn sources_id(&self) -> u64 {
+        self.sources.id()
+    }
+}

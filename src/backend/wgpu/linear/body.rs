@@ -1,0 +1,193 @@
+//! The generated WGSL of a linear plan: shaders/linear.wgsl (Params and the pair loaders) then
+//! matvec.wgsl or gemm.wgsl with their `//@` template lines unrolled for the plan's shape.
+use crate::backend::wgpu::shaders::select_sg;
+use crate::backend::wgpu::WgpuBackend;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// A kernel and its shape parameters (each a different pipeline).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Plan {
+    Matvec {
+        wg: u32,
+        r: u32,
+        mr: u32,
+        u: u32,
+        sg: bool,
+    },
+    Gemm {
+        bm: u32,
+        bn: u32,
+        bk: u32,
+        tm: u32,
+        tn: u32,
+    },
+}
+
+impl Plan {
+    pub(super) fn variant(&self) -> String {
+        match *self {
+            Plan::Matvec { wg, r, mr, u, sg } => format!("wg{wg}r{r}m{mr}u{u}{}", if sg { "sg" } else { "" }),
+            Plan::Gemm { bm, bn, bk, tm, tn } => format!("t{bm}x{bn}k{bk}u{tm}x{tn}"),
+        }
+    }
+}
+/// The WGSL body of `plan` on `b`'s sources (shared prefix + kernel, generated lines filled
+/// in), built once per (source set, plan) and kept for the process (a handful of plans per model).
+pub(super) fn body(b: &WgpuBackend, plan: Plan) -> &'static str {
+    static CACHE: OnceLock<Mutex<HashMap<(u64, Plan), &'static str>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
+    cache.entry((b.sources_id(), plan)).or_insert_with(|| {
+        let src = match plan {
+            Plan::Matvec { r, mr, u, sg, .. } => matvec_body(b, r, mr, u, sg),
+            Plan::Gemm { bm, bn, bk, tm, tn } => {
+                let wg = (bm / tm) * (bn / tn);
+                gemm_body(
+                    b.source("gemm.wgsl"),
+                    tm / 4,
+                    tn / 4,
+                    bm * bk / 2 / wg,
+                    bn * bk / 2 / wg,
+                )
+            }
+        };
+        Box::leak(format!("{}\n{src}", b.source("linear.wgsl")).into_boxed_str())
+    })
+}
+
+/// Replaces each line `//@name` of `src` with the code given for `name` (indented alike).
+fn fill(src: &str, parts: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(src.len() * 2);
+    for line in src.lines() {
+        let t = line.trim();
+        match t
+            .strip_prefix("//@")
+            .and_then(|name| parts.iter().find(|(n, _)| *n == name))
+        {
+            Some((_, code)) => {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                for l in code.lines() {
+                    out.push_str(indent);
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+            None => {
+                assert!(!t.starts_with("//@"), "linear: unfilled template line {t}");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// shaders/matvec.wgsl with its `//@` lines unrolled over r < R, i < MR, u < U.
+fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
+    let (rs, is) = (0..r, 0..mr);
+    let accs = || rs.clone().flat_map(|r| is.clone().map(move |i| (r, i)));
+    let mut decl = String::new();
+    for r in rs.clone() {
+        decl += &format!("let wr{r} = p.offs[0].y + min(n0 + {r}u, p.n - 1u) * p.k;\n");
+    }
+    for i in is.clone() {
+        decl += &format!("let xr{i} = p.offs[0].x + min(m0 + {i}u, p.m - 1u) * p.k;\n");
+    }
+    for (r, i) in accs() {
+        decl += &format!("var a{r}_{i} = 0.0;\n");
+    }
+    let trip = |steps: u32| {
+        let mut c = String::new();
+        for s in 0..steps {
+            c += &format!("let e{s} = 2u * (j + {s}u * WG);\n");
+            for i in is.clone() {
+                c += &format!("let x{s}_{i} = x_pair(xr{i} + e{s});\n");
+            }
+            for r in rs.clone() {
+                c += &format!("let w{s}_{r} = w_pair(wr{r} + e{s});\n");
+            }
+        }
+        for (r, i) in accs() {
+            let terms: Vec<String> = (0..steps).map(|s| format!("dot(x{s}_{i}, w{s}_{r})")).collect();
+            c += &format!("a{r}_{i} += {};\n", terms.join(" + "));
+        }
+        c
+    };
+    let mut odd = String::new();
+    for r in rs.clone() {
+        odd += &format!("let wl{r} = ld_w(min(n0 + {r}u, p.n - 1u) * p.k + kl);\n");
+    }
+    for (r, i) in accs() {
+        odd += &format!("a{r}_{i} += ld_x(min(m0 + {i}u, p.m - 1u) * p.k + kl) * wl{r};\n");
+    }
+    let mut to_red = String::new();
+    for (r, i) in accs() {
+        let slot = (r * mr + i) as usize;
+        to_red += &if sg {
+            format!("{{ let s = sg_sum(a{r}_{i}, sgs); if (sgi == 0u) {{ red[{slot}u * WG + sgid] = s; }} }}\n")
+        } else {
+            format!("red[{slot}u * WG + lid] = a{r}_{i};\n")
+        };
+    }
+    let parts = [
+        ("decl", decl),
+        ("trip_U", trip(u)),
+        ("trip_1", trip(1)),
+        ("odd", odd),
+        ("to_red", to_red),
+    ];
+    fill(
+        &format!(
+            "{}{}",
+            if sg { b.source("sg_sum.wgsl") } else { "" },
+            select_sg(b.source("matvec.wgsl"), sg)
+        ),
+        &parts,
+    )
+}
+
+/// shaders/gemm.wgsl with its `//@` lines unrolled over the micro-tile (AM x 4 rows, AN vec4s)
+/// and over the `ap` / `bp` pairs of x / w a thread stages per K step.
+fn gemm_body(gemm: &str, am: u32, an: u32, ap: u32, bp: u32) -> String {
+    let tile = || (0..am).flat_map(move |h| (0..4).flat_map(move |i| (0..an).map(move |c| (h, i, c))));
+    let (mut decl, mut load, mut stage, mut fma, mut store) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
+    for (x, n, pairs, tile_pair, sh, first) in [
+        ("a", "x", ap, "x_tile_pair", "As", "mt"),
+        ("b", "w", bp, "w_tile_pair", "Bs", "nt"),
+    ] {
+        let stride = if x == "a" { "SA" } else { "SB" };
+        for q in 0..pairs {
+            decl += &format!("let r{x}{q} = (lid + {q}u * WG) / PAIRS;\nlet k{x}{q} = ((lid + {q}u * WG) % PAIRS) * 2u;\nvar p{n}{q} = vec2<f32>();\n");
+            load += &format!("p{n}{q} = {tile_pair}({first} + r{x}{q}, kn + k{x}{q});\n");
+            stage += &format!("{{ let o = k{x}{q} * {stride} + r{x}{q}; {sh}[o >> 2u][o & 3u] = p{n}{q}.x; {sh}[(o + {stride}) >> 2u][(o + {stride}) & 3u] = p{n}{q}.y; }}\n");
+        }
+    }
+    for h in 0..am {
+        fma += &format!("let a{h} = As[(kk * SA + {h}u * HM + ty * 4u) >> 2u];\n");
+    }
+    for c in 0..an {
+        fma += &format!("let b{c} = Bs[(kk * SB + {c}u * HN + tx * 4u) >> 2u];\n");
+    }
+    for (h, i, c) in tile() {
+        let lane = ["x", "y", "z", "w"][i as usize];
+        decl += &format!("var c{h}_{i}_{c} = vec4<f32>();\n");
+        fma += &format!("c{h}_{i}_{c} += a{h}.{lane} * b{c};\n");
+        store += &format!("store4(mt + {h}u * HM + ty * 4u + {i}u, nt + {c}u * HN + tx * 4u, c{h}_{i}_{c});\n");
+    }
+    fill(
+        gemm,
+        &[
+            ("decl", decl),
+            ("load", load),
+            ("stage", stage),
+            ("fma", fma),
+            ("store", store),
+        ],
+    )
+}

@@ -1,0 +1,192 @@
+//! linear: y[M, N] = x[M, K] · W[N, K]ᵀ for every float dtype of x, w and y (f32 accumulation).
+//!
+//! Two kernels, both prefixed with shaders/linear.wgsl (Params and the pair loaders), their
+//! inner loops unrolled into straight-line code by `matvec_body` / `gemm_body`:
+//! * `matvec` (shaders/matvec.wgsl), M <= 64 (decode, small batches): memory-bound on W. A
+//!   workgroup of WG threads owns R weight rows and MR x rows; its threads stride over K together
+//!   a pair of elements (one word of a 16-bit W) per row and step, U steps a trip, and reduce with
+//!   subgroup shuffles (`sg` variant, where the adapter has subgroups) or a workgroup-memory tree.
+//! * `gemm` (shaders/gemm.wgsl), M > 64 (prefill): BM x BN output tiles staged through workgroup
+//!   memory BK at a time (next step's loads issued before this step's sums), TM x TN per thread:
+//!   64x64 (4x4), 128x64 (8x4) or 128x128 (8x8) by how many tiles there are.
+//!
+//! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
+//! Any element offsets and any M, N, K are handled (16-bit rows of odd K start mid-word).
+mod body;
+#[cfg(test)]
+mod sweep;
+#[cfg(test)]
+mod tests;
+
+use super::kernel::{grid, read, write, KernelKey};
+use super::{Support, WgpuBackend};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{Op, OpDesc};
+use crate::tensor::Tensor;
+use body::{body, Plan};
+use bytemuck::{Pod, Zeroable};
+
+/// Largest M that goes to the matvec kernel (in workgroups of up to 4 x rows).
+const MATVEC_MAX_M: usize = 64;
+/// Accumulators per thread in matvec (R * MR); bounds its workgroup memory to 8 * WG floats.
+const MATVEC_MAX_ACC: u32 = 8;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    m: u32,
+    n: u32,
+    k: u32,
+    pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 48);
+
+fn kind(d: DType) -> u32 {
+    match d {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::BF16 => 2,
+        _ => unreachable!("linear: {d} is not a float dtype"),
+    }
+}
+
+pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    if desc.inputs[1].dtype.is_quant() {
+        return super::quant::supports(b, desc);
+    }
+    // Element indices (offset included) are u32 in the kernels.
+    if desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .any(|t| t.numel() > u32::MAX as usize / 2)
+    {
+        return Support::No("an operand has more than 2^31 elements".into());
+    }
+    Support::Yes
+}
+
+/// The kernel for an M x K x N problem on `b`.
+fn plan(b: &WgpuBackend, m: usize, _k: usize, n: usize) -> Plan {
+    // Tuned with linear::sweep (K and N 1024..151936, bf16/f16/f32 W).
+    if m <= MATVEC_MAX_M {
+        // the tuned workgroup (tuning.rs `float_matvec`) with up to 4 x rows: for M <= 64 the
+        // tiled kernel has too few workgroups to hide memory latency
+        let mr = m.min(4) as u32;
+        let super::tuning::MatvecShape { wg, r, u } = b.tuning.float_matvec;
+        debug_assert!(r * mr <= MATVEC_MAX_ACC);
+        return Plan::Matvec {
+            wg,
+            r,
+            mr,
+            u,
+            sg: b.caps.subgroup,
+        };
+    }
+    // Bigger tiles once there are enough of them for every multiprocessor (17-25 TFLOP/s).
+    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
+    if tiles(128, 128) >= 512 {
+        Plan::Gemm {
+            bm: 128,
+            bn: 128,
+            bk: 16,
+            tm: 8,
+            tn: 8,
+        }
+    } else if tiles(128, 64) >= 256 {
+        Plan::Gemm {
+            bm: 128,
+            bn: 64,
+            bk: 16,
+            tm: 8,
+            tn: 4,
+        }
+    } else {
+        Plan::Gemm {
+            bm: 64,
+            bn: 64,
+            bk: 16,
+            tm: 4,
+            tn: 4,
+        }
+    }
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::Linear = op else {
+        unreachable!("linear::record got {}", op.name())
+    };
+    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    if i[1].dtype.is_quant() {
+        return super::quant::record_linear(b, i, o);
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    launch(b, plan(b, m, k, n), i, o)
+}
+
+fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    for t in [i[0], i[1], o[0]] {
+        if t.offset + t.numel() + 1 > u32::MAX as usize {
+            return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
+        }
+    }
+    let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
+    // Every pair load starts on a word: no 16-bit operand has an odd row start.
+    let aligned = [i[0], i[1]]
+        .iter()
+        .all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
+    let mut consts = vec![
+        ("X_KIND", format!("{}u", kind(i[0].dtype))),
+        ("W_KIND", format!("{}u", kind(i[1].dtype))),
+        ("ALIGNED", aligned.to_string()),
+    ];
+    let (entry, body, groups) = match plan {
+        Plan::Matvec { wg, r, mr, u, .. } => {
+            assert!(r * mr <= MATVEC_MAX_ACC && wg.is_power_of_two() && u >= 1);
+            consts.extend([("WG", wg), ("R", r), ("MR", mr), ("U", u)].map(|(c, v)| (c, format!("{v}u"))));
+            let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
+            ("matvec", body(b, plan), groups)
+        }
+        Plan::Gemm { bm, bn, bk, tm, tn } => {
+            let wg = (bm / tm) * (bn / tn);
+            assert!(matches!(tm, 4 | 8) && matches!(tn, 4 | 8) && bk % 2 == 0);
+            assert!(
+                (bm * bk / 2) % wg == 0 && (bn * bk / 2) % wg == 0,
+                "gemm tile loads must divide evenly"
+            );
+            consts.extend(
+                [("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn), ("WG", wg)]
+                    .map(|(c, v)| (c, format!("{v}u"))),
+            );
+            ("gemm", body(b, plan), m.div_ceil(bm as usize) * n.div_ceil(bn as usize))
+        }
+    };
+    if groups > u32::MAX as usize {
+        return Err(Error::Other(format!("linear: {groups} workgroups")));
+    }
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: format!("{}{}", plan.variant(), if aligned { "a" } else { "" }),
+    };
+    let p = Params {
+        offs: [0; 8],
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        pad: 0,
+    };
+    b.dispatch(
+        &key,
+        body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[i[0], i[1], o[0]],
+        grid(groups as u32),
+    )
+}

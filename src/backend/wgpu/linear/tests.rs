@@ -1,0 +1,124 @@
+//! The plans `record` does not pick for the harness's shapes on llvmpipe (the workgroup-memory
+//! reduction where subgroups exist, 128x128 tiles, other R / MR), and tensors at nonzero
+//! offsets, each against the CPU reference.
+use super::*;
+use crate::backend::cpu::CpuBackend;
+use crate::backend::Backend;
+use crate::parity::case::{input, Init};
+use crate::parity::compare::{compare, tolerance};
+
+fn check(
+    b: &WgpuBackend,
+    plan: Plan,
+    (xd, wd, yd): (DType, DType, DType),
+    (m, k, n): (usize, usize, usize),
+    off: usize,
+) {
+    let xi = input(
+        xd,
+        &[m, k],
+        Init::Normal {
+            seed: (m * 31 + k * 7 + n) as u64,
+            std: 1.0,
+        },
+    );
+    let wi = input(
+        wd,
+        &[n, k],
+        Init::Normal {
+            seed: (k * 13 + n) as u64,
+            std: 1.0 / (k as f32).sqrt(),
+        },
+    );
+    let cpu = CpuBackend::new();
+    let (cx, cw, cy) = (
+        cpu.alloc(xd, &[m, k]).unwrap(),
+        cpu.alloc(wd, &[n, k]).unwrap(),
+        cpu.alloc(yd, &[m, n]).unwrap(),
+    );
+    cpu.upload(&cx, &xi.bytes()).unwrap();
+    cpu.upload(&cw, &wi.bytes()).unwrap();
+    cpu.run(&Op::Linear, &[&cx, &cw], &[&cy]).unwrap();
+    let want = cpu.download(&cy).unwrap();
+    let at = |d: DType, shape: &[usize]| {
+        let whole = b.alloc(d, &[off + shape.iter().product::<usize>() + 2]).unwrap();
+        whole.view(off, shape).unwrap()
+    };
+    let (gx, gw, gy) = (at(xd, &[m, k]), at(wd, &[n, k]), at(yd, &[m, n]));
+    b.upload(&gx, &xi.bytes()).unwrap();
+    b.upload(&gw, &wi.bytes()).unwrap();
+    launch(b, plan, &[&gx, &gw], &[&gy]).unwrap();
+    b.flush().unwrap();
+    let got = b.download(&gy).unwrap();
+    let r = compare(yd, &got, &want, tolerance("linear", yd));
+    assert!(
+        r.is_ok(),
+        "{plan:?} {xd}/{wd}/{yd} {m}x{k}x{n} +{off}: {}",
+        r.unwrap_err()
+    );
+}
+
+#[test]
+fn forced_plans_match_cpu() {
+    let Some(b) = WgpuBackend::all().into_iter().next() else {
+        eprintln!("no wgpu adapter: skipped");
+        return;
+    };
+    use DType::*;
+    let dts = [(F32, BF16, F32), (F16, F16, F16), (BF16, F32, BF16)];
+    let mut plans = vec![];
+    for sg in [false, true] {
+        if sg && !b.caps.subgroup {
+            continue;
+        }
+        for (wg, r, mr, u) in [
+            (64, 1, 1, 4),
+            (256, 4, 1, 2),
+            (64, 8, 1, 1),
+            (128, 2, 3, 3),
+            (64, 1, 8, 2),
+        ] {
+            plans.push((Plan::Matvec { wg, r, mr, u, sg }, mr as usize));
+        }
+    }
+    plans.push((
+        Plan::Gemm {
+            bm: 128,
+            bn: 128,
+            bk: 16,
+            tm: 8,
+            tn: 8,
+        },
+        9,
+    ));
+    plans.push((
+        Plan::Gemm {
+            bm: 64,
+            bn: 64,
+            bk: 16,
+            tm: 4,
+            tn: 4,
+        },
+        5,
+    ));
+    plans.push((
+        Plan::Gemm {
+            bm: 64,
+            bn: 128,
+            bk: 32,
+            tm: 4,
+            tn: 8,
+        },
+        2,
+    ));
+    for (plan, mr) in plans {
+        for dt in dts {
+            for (k, n) in [(7, 5), (4097, 13), (300, 131)] {
+                // m: one chunk of the plan's rows (also at an offset), and a ragged last chunk.
+                check(&b, plan, dt, (mr, k, n), 0);
+                check(&b, plan, dt, (mr, k, n), 6);
+                check(&b, plan, dt, (2 * mr + 1, k, n), 2);
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Block-quantized weights (GGUF q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl) kept quantized in device
+//! memory: `linear` with a quantized w and `embedding` / `embedding_shard` with a quantized table.
+//! The kernels read the raw blocks as u32 words and dequantize in registers (or, in the GEMM, one
+//! 64 x 32 tile at a time into workgroup memory); a weight is never expanded in device memory.
+//!
+//! The wgpu device keeps GGUF's byte order except for q8_0, whose blocks are regrouped eight at a
+//! time as their quants then their scales (qlayout.rs, called by context/buffers.rs' upload / download:
+//! the same bytes, word-aligned quants).
+//!
+//! A kernel is three or four WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers),
+//! the type file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block
+//! layout as a matvec lane `lane_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
+//! * `qmatvec` (shaders/qmatvec.wgsl), M <= MATVEC_MAX_M: WG threads x R rows a workgroup, one x
+//!   row, threads striding over the row's lane slots (coalesced weight and x reads; the x values
+//!   serve all R rows; subgroup reduction where available). Its lanes: shaders/qlanes.wgsl
+//!   (scalar words, any x dtype) or, for q4_k and q8_0 with f32 x and rows on 16 bytes, the
+//!   type's vec4 lanes (q4_k_v4.wgsl, q8_0_v4.wgsl: 16-byte weight and x loads), or for big q4_k
+//!   matrices its integer-dot lanes (q4_k_dp.wgsl) over x as byte limbs (limbs.wgsl) from the
+//!   xlimbs.wgsl pre-pass or made by the workgroup (entry shaders/qmatvec_xs.wgsl).
+//! * `qgemm` (shaders/qgemm.wgsl), larger M: 64 x 64 tiles, K steps of 32.
+//! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
+//!
+//! The weight's position is passed as a byte offset (`wbase`) in Params; the dispatcher's element
+//! offset slot for it is unused.
+//!
+//! plan.rs picks the kernel, lanes and workgroup shape; launch.rs builds the body and records it.
+mod launch;
+mod plan;
+#[cfg(test)]
+mod tests;
+
+use super::kernel::{grid, read, read4, write, KernelKey};
+use super::{Support, WgpuBackend};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{Op, OpDesc};
+use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
+use launch::{body, launch_linear};
+use plan::{lanes, sg32, Kind, Lanes};
+
+/// u32 words of x limbs a 32-element block (xlimbs.wgsl).
+const LIMB_WORDS: usize = 28;
+
+/// Largest M that goes to the matvec kernel (one x row a workgroup: W is read M times, mostly
+/// from cache).
+pub const MATVEC_MAX_M: usize = 8;
+const EMBED_WG: u32 = 128;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+pub(super) struct Params {
+    pub(super) offs: [u32; 8],
+    pub(super) m: u32,
+    pub(super) n: u32,
+    pub(super) k: u32,
+    pub(super) wbase: u32,
+    pub(super) rowb: u32,
+    pub(super) first: u32,
+    pub(super) pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
+
+pub(super) fn x_kind(d: DType) -> u32 {
+    match d {
+        DType::F32 => 0,
+        DType::F16 => 1,
+        DType::BF16 => 2,
+        _ => unreachable!("quant linear: x must be a float dtype, got {d}"),
+    }
+}
+
+/// The byte offset of a quantized tensor in its buffer (a whole number of word-aligned blocks).
+pub(super) fn wbase(t: &Tensor, what: &str) -> Result<u32> {
+    let b = t.byte_offset();
+    if b % 4 != 0 || (b + t.nbytes()) as u64 > u32::MAX as u64 {
+        return Err(Error::Other(format!(
+            "{what}: {t:?} starts at byte {b}: not word aligned or past u32 byte addresses"
+        )));
+    }
+    Ok(b as u32)
+}
+
+/// Size limits of the quantized kernels (the contract itself is `OpDesc::check`).
+pub fn supports(_b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let w = &desc.inputs[0..2]
+        .iter()
+        .find(|t| t.dtype.is_quant())
+        .expect("quant::supports without a quantized operand");
+    if w.nbytes() as u64 + 4 >= u32::MAX as u64 {
+        return Support::No(format!(
+            "a {} byte {} operand: the quantized kernels address bytes with 32 bits",
+            w.nbytes(),
+            w.dtype
+        ));
+    }
+    if desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .any(|t| t.numel() > u32::MAX as usize / 2)
+    {
+        return Support::No("an operand has more than 2^31 elements".into());
+    }
+    Support::Yes
+}
+
+/// linear with a quantized w: y[M, N] = x[M, K] · W[N, K]ᵀ.
+pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (x, w, y) = (i[0], i[1], o[0]);
+    let (m, n) = (x.shape[0], w.shape[0]);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let kind = match m <= MATVEC_MAX_M {
+        true => match lanes(b, x, w)? {
+            Lanes::LimbsWg => Kind::Matvec {
+                sg: sg32(b),
+                lanes: Lanes::LimbsWg,
+            },
+            l => Kind::Matvec {
+                sg: b.caps.subgroup,
+                lanes: l,
+            },
+        },
+        false => Kind::Gemm,
+    };
+    launch_linear(b, kind, None, None, x, w, y)
+}
+
+/// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
+pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (table, ids, y) = (i[0], i[1], o[0]);
+    let first = match op {
+        Op::Embedding => 0,
+        Op::EmbeddingShard { first } => *first,
+        _ => unreachable!("quant::record_embed got {}", op.name()),
+    };
+    let (v, d) = (table.shape[0], table.shape[1]);
+    let n = y.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    if first + v > u32::MAX as usize {
+        return Err(Error::Other(format!(
+            "embedding: vocabulary rows up to {} exceed u32",
+            first + v
+        )));
+    }
+    let shard = matches!(op, Op::EmbeddingShard { .. });
+    let key = KernelKey {
+        entry: "qembedding",
+        bindings: vec![read4("w", table.dtype), read("ids", DType::U32), write("y", y.dtype)],
+        variant: if shard { "shard".into() } else { String::new() },
+    };
+    let consts = [("WG", format!("{EMBED_WG}u")), ("SHARD", shard.to_string())];
+    let rowb = table.dtype.nbytes(d) as u32;
+    let p = Params {
+        offs: [0; 8],
+        m: ids.numel() as u32,
+        n: v as u32,
+        k: d as u32,
+        wbase: wbase(table, "embedding")?,
+        rowb,
+        first: first as u32,
+        pad: [0; 2],
+    };
+    let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
+    b.dispatch(
+        &key,
+        body(b, Kind::Embed, table.dtype),
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[table, ids, y],
+        grid(groups),
+    )
+}

@@ -1,0 +1,264 @@
+//! What the harness's cases do not reach on llvmpipe: the workgroup-memory reduction where
+//! subgroups exist, other workgroup shapes, x at an odd 16-bit offset and w at a block offset;
+//! each against the CPU reference. And the contract's shape error.
+use super::launch::{build_body, launch_linear};
+use super::plan::{has_v4, matvec_plan};
+use super::*;
+use crate::backend::cpu::CpuBackend;
+use crate::backend::Backend;
+use crate::op::TensorDesc;
+use crate::parity::case::{input, Init};
+use crate::parity::compare::{compare, tolerance};
+
+fn check(
+    b: &WgpuBackend,
+    kind: Kind,
+    shape: Option<(u32, u32)>,
+    (xd, wd): (DType, DType),
+    (m, k, n): (usize, usize, usize),
+    (xo, wo): (usize, usize),
+) {
+    check_kc(b, kind, shape, None, (xd, wd), (m, k, n), (xo, wo));
+}
+
+fn check_kc(
+    b: &WgpuBackend,
+    kind: Kind,
+    shape: Option<(u32, u32)>,
+    kc: Option<usize>,
+    (xd, wd): (DType, DType),
+    (m, k, n): (usize, usize, usize),
+    (xo, wo): (usize, usize),
+) {
+    let xi = input(
+        xd,
+        &[m, k],
+        Init::Normal {
+            seed: (m * 31 + k) as u64,
+            std: 1.0,
+        },
+    );
+    let wi = input(
+        wd,
+        &[n, k],
+        Init::QuantBlocks {
+            seed: (k * 13 + n) as u64,
+        },
+    );
+    let cpu = CpuBackend::new();
+    let (cx, cw, cy) = (
+        cpu.alloc(xd, &[m, k]).unwrap(),
+        cpu.alloc(wd, &[n, k]).unwrap(),
+        cpu.alloc(DType::F32, &[m, n]).unwrap(),
+    );
+    cpu.upload(&cx, &xi.bytes()).unwrap();
+    cpu.upload(&cw, &wi.bytes()).unwrap();
+    cpu.run(&Op::Linear, &[&cx, &cw], &[&cy]).unwrap();
+    let want = cpu.download(&cy).unwrap();
+    let at = |d: DType, off: usize, shape: &[usize]| {
+        b.alloc(d, &[off + shape.iter().product::<usize>() + 64])
+            .unwrap()
+            .view(off, shape)
+            .unwrap()
+    };
+    let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
+    b.upload(&gx, &xi.bytes()).unwrap();
+    b.upload(&gw, &wi.bytes()).unwrap();
+    launch_linear(b, kind, shape, kc, &gx, &gw, &gy).unwrap();
+    b.flush().unwrap();
+    let got = b.download(&gy).unwrap();
+    let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
+    assert!(
+        r.is_ok(),
+        "{kind:?} {shape:?} kc {kc:?} {xd}/{wd} {m}x{k}x{n} +{xo}/+{wo}: {}",
+        r.unwrap_err()
+    );
+}
+
+#[test]
+fn forced_variants_match_cpu() {
+    let Some(b) = WgpuBackend::all().into_iter().next() else {
+        eprintln!("no wgpu adapter: skipped");
+        return;
+    };
+    for wd in DType::QUANTS {
+        let qk = wd.block().0;
+        // a block offset only where a view may start past block 0 (word-aligned blocks)
+        let wo = if wd.block().1 % 4 == 0 { 3 * qk } else { 0 };
+        for sg in [false, b.caps.subgroup] {
+            for shape in [(32, 1), (64, 4), (128, 3), (32, 8), (64, 6)] {
+                check(
+                    &b,
+                    Kind::Matvec {
+                        sg,
+                        lanes: Lanes::Words,
+                    },
+                    Some(shape),
+                    (DType::F32, wd),
+                    (2, 3 * qk, 7),
+                    (0, wo),
+                );
+                if has_v4(wd) {
+                    // rows of whole 256-element groups, w 16-byte aligned (at a 256-element offset
+                    // where views may start past block 0)
+                    check(
+                        &b,
+                        Kind::Matvec { sg, lanes: Lanes::V4 },
+                        Some(shape),
+                        (DType::F32, wd),
+                        (2, 512, 9),
+                        (4, if wo > 0 { 256 } else { 0 }),
+                    );
+                }
+                if wd == DType::Q4K {
+                    check(
+                        &b,
+                        Kind::Matvec {
+                            sg,
+                            lanes: Lanes::Limbs,
+                        },
+                        Some(shape),
+                        (DType::F32, wd),
+                        (3, 768, 9),
+                        (8, 256),
+                    );
+                    // x in chunks of 256 elements (three), and whole
+                    for kc in [Some(256), None] {
+                        check_kc(
+                            &b,
+                            Kind::Matvec {
+                                sg: sg && sg32(&b),
+                                lanes: Lanes::LimbsWg,
+                            },
+                            Some(shape),
+                            kc,
+                            (DType::F32, wd),
+                            (3, 768, 37),
+                            (8, 256),
+                        );
+                    }
+                }
+            }
+        }
+        check(
+            &b,
+            Kind::Matvec {
+                sg: false,
+                lanes: Lanes::Words,
+            },
+            None,
+            (DType::BF16, wd),
+            (1, qk, 5),
+            (2, wo),
+        );
+        check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
+    }
+}
+
+/// The pre-pass limb lanes' own plans (matvec_plan: 3 rows a 32-thread workgroup; four slots a
+/// trip in a wider one), each at a size that picks it, rows not a multiple of 3 included.
+#[test]
+fn limb_plans_match_cpu() {
+    let Some(b) = WgpuBackend::all().into_iter().next() else {
+        eprintln!("no wgpu adapter: skipped");
+        return;
+    };
+    for ((k, n), plan) in [((2048, 12800), (32, 3, 2)), ((8192, 2048), (256, 4, 4))] {
+        assert_eq!(matvec_plan(n, k, Lanes::Limbs), plan);
+        check(
+            &b,
+            Kind::Matvec {
+                sg: b.caps.subgroup,
+                lanes: Lanes::Limbs,
+            },
+            None,
+            (DType::F32, DType::Q4K),
+            (1, k, n),
+            (0, 0),
+        );
+    }
+}
+
+/// The limb entries' WGSL, subgroup forms included (lavapipe never compiles those: its
+/// subgroups are not 32 wide), validated by naga with every capability.
+#[test]
+fn limb_entries_validate() {
+    use super::super::kernel::{generate, validate_wgsl};
+    let consts: Vec<(&str, String)> = [
+        ("X_KIND", "0u"),
+        ("X_ALIGNED", "true"),
+        ("WG", "256u"),
+        ("R", "8u"),
+        ("U", "2u"),
+        ("KC", "1024u"),
+    ]
+    .iter()
+    .map(|(a, b)| (*a, b.to_string()))
+    .collect();
+    for (kind, entry) in [
+        (
+            Kind::Matvec {
+                sg: true,
+                lanes: Lanes::LimbsWg,
+            },
+            "qmatvec_xs",
+        ),
+        (
+            Kind::Matvec {
+                sg: false,
+                lanes: Lanes::LimbsWg,
+            },
+            "qmatvec_xs",
+        ),
+        (
+            Kind::Matvec {
+                sg: true,
+                lanes: Lanes::Limbs,
+            },
+            "qmatvec",
+        ),
+    ] {
+        let bindings = vec![
+            if kind
+                == (Kind::Matvec {
+                    sg: true,
+                    lanes: Lanes::Limbs,
+                })
+            {
+                read4("x", DType::U32)
+            } else {
+                read4("x", DType::F32)
+            },
+            read4("w", DType::Q4K),
+            write("y", DType::F32),
+        ];
+        let key = KernelKey {
+            entry,
+            bindings,
+            variant: String::new(),
+        };
+        let body = build_body(&crate::backend::wgpu::shaders::embedded, kind, DType::Q4K);
+        let src = generate(&key, &body, &consts, &[]);
+        validate_wgsl(entry, &src).unwrap();
+    }
+}
+
+#[test]
+fn k_must_be_whole_blocks() {
+    let d = OpDesc::new(
+        Op::Linear,
+        vec![
+            TensorDesc::new(DType::F32, &[1, 100]),
+            TensorDesc::new(DType::Q4K, &[3, 100]),
+        ],
+        vec![TensorDesc::new(DType::F32, &[1, 3])],
+    );
+    let e = d.check().unwrap_err().to_string();
+    assert!(e.contains("q4_k") && e.contains("K = 100"), "{e}");
+    let d = OpDesc::new(
+        Op::Softmax,
+        vec![TensorDesc::new(DType::Q8_0, &[1, 32])],
+        vec![TensorDesc::new(DType::F32, &[1, 32])],
+    );
+    assert!(d.check().is_err());
+}

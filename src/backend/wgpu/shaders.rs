@@ -1,0 +1,212 @@
+//! The WGSL sources of the wgpu backend: every file under shaders/, embedded at build time, by
+//! file name. A backend opened with a shader directory (`Tuning::shader_dir`, `WGLLM_SHADER_DIR`,
+//! `WgpuBackend::all_with_shader_dir`) reads every one of these files from that directory once, when
+//! it opens, and compiles its kernels from those copies instead (kernel work without rebuilding,
+//! and tests that show a patched kernel turns parity cases red); nothing is read after that.
+//!
+//! Also the one source transform two kernel families share: `select_sg`, and with it `sg_sum.wgsl`.
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Every file under shaders/, by name (tests check the table against the directory).
+pub const FILES: [(&str, &str); 46] = [
+    ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
+    ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
+    (
+        "attention_decode.wgsl",
+        include_str!("../../../shaders/attention_decode.wgsl"),
+    ),
+    (
+        "attention_prefill.wgsl",
+        include_str!("../../../shaders/attention_prefill.wgsl"),
+    ),
+    ("attn_gate.wgsl", include_str!("../../../shaders/attn_gate.wgsl")),
+    (
+        "attn_gate_decode.wgsl",
+        include_str!("../../../shaders/attn_gate_decode.wgsl"),
+    ),
+    (
+        "attn_gate_prefill.wgsl",
+        include_str!("../../../shaders/attn_gate_prefill.wgsl"),
+    ),
+    ("bandwidth.wgsl", include_str!("../../../shaders/bandwidth.wgsl")),
+    ("bandwidth_v4.wgsl", include_str!("../../../shaders/bandwidth_v4.wgsl")),
+    ("common.wgsl", include_str!("../../../shaders/common.wgsl")),
+    ("conv1d.wgsl", include_str!("../../../shaders/conv1d.wgsl")),
+    ("convert.wgsl", include_str!("../../../shaders/convert.wgsl")),
+    ("elementwise.wgsl", include_str!("../../../shaders/elementwise.wgsl")),
+    ("embedding.wgsl", include_str!("../../../shaders/embedding.wgsl")),
+    ("gated_norm.wgsl", include_str!("../../../shaders/gated_norm.wgsl")),
+    ("gdn.wgsl", include_str!("../../../shaders/gdn.wgsl")),
+    (
+        "gdn_chunk_prep.wgsl",
+        include_str!("../../../shaders/gdn_chunk_prep.wgsl"),
+    ),
+    (
+        "gdn_chunk_scan.wgsl",
+        include_str!("../../../shaders/gdn_chunk_scan.wgsl"),
+    ),
+    (
+        "gdn_recurrent.wgsl",
+        include_str!("../../../shaders/gdn_recurrent.wgsl"),
+    ),
+    ("gemm.wgsl", include_str!("../../../shaders/gemm.wgsl")),
+    ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
+    ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
+    ("matvec.wgsl", include_str!("../../../shaders/matvec.wgsl")),
+    ("norm_rope.wgsl", include_str!("../../../shaders/norm_rope.wgsl")),
+    ("q4_0.wgsl", include_str!("../../../shaders/q4_0.wgsl")),
+    ("q4_1.wgsl", include_str!("../../../shaders/q4_1.wgsl")),
+    ("q4_k.wgsl", include_str!("../../../shaders/q4_k.wgsl")),
+    ("q4_k_dp.wgsl", include_str!("../../../shaders/q4_k_dp.wgsl")),
+    ("q4_k_v4.wgsl", include_str!("../../../shaders/q4_k_v4.wgsl")),
+    ("q6_k.wgsl", include_str!("../../../shaders/q6_k.wgsl")),
+    ("q8_0.wgsl", include_str!("../../../shaders/q8_0.wgsl")),
+    ("q8_0_v4.wgsl", include_str!("../../../shaders/q8_0_v4.wgsl")),
+    ("qcommon.wgsl", include_str!("../../../shaders/qcommon.wgsl")),
+    ("qdots.wgsl", include_str!("../../../shaders/qdots.wgsl")),
+    ("qembed.wgsl", include_str!("../../../shaders/qembed.wgsl")),
+    ("qgemm.wgsl", include_str!("../../../shaders/qgemm.wgsl")),
+    ("qlanes.wgsl", include_str!("../../../shaders/qlanes.wgsl")),
+    ("qmatvec.wgsl", include_str!("../../../shaders/qmatvec.wgsl")),
+    ("qmatvec_xs.wgsl", include_str!("../../../shaders/qmatvec_xs.wgsl")),
+    ("rms_norm.wgsl", include_str!("../../../shaders/rms_norm.wgsl")),
+    ("rope.wgsl", include_str!("../../../shaders/rope.wgsl")),
+    ("sg_sum.wgsl", include_str!("../../../shaders/sg_sum.wgsl")),
+    ("softmax.wgsl", include_str!("../../../shaders/softmax.wgsl")),
+    ("swiglu_pairs.wgsl", include_str!("../../../shaders/swiglu_pairs.wgsl")),
+    ("topk.wgsl", include_str!("../../../shaders/topk.wgsl")),
+    ("xlimbs.wgsl", include_str!("../../../shaders/xlimbs.wgsl")),
+];
+
+/// The embedded text of shaders/`name`; panics on a name that is not in `FILES` (a typo in the
+/// backend, not a run-time condition).
+pub fn embedded(name: &str) -> &'static str {
+    match FILES.iter().find(|(n, _)| *n == name) {
+        Some((_, s)) => s,
+        None => panic!("no shader file shaders/{name} (shaders.rs FILES)"),
+    }
+}
+
+/// The source set one backend compiles from: the embedded files, or every file read from a
+/// directory when the backend opened.
+pub struct Sources {
+    /// 0 for the embedded files; a number unique in the process for each set read from a
+    /// directory (source caches outside the backend key on it).
+    id: u64,
+    files: Option<HashMap<&'static str, String>>,
+}
+
+impl Sources {
+    pub fn embedded() -> Sources {
+        Sources { id: 0, files: None }
+    }
+
+    /// Every file of `FILES` read from `dir`; a file that is missing or unreadable is an error
+    /// naming it.
+    pub fn load(dir: &Path) -> Result<Sources, String> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let mut files = HashMap::new();
+        for (name, _) in FILES {
+            let p = dir.join(name);
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("shader dir: {}: {e}", p.display()))?;
+            files.insert(name, text);
+        }
+        Ok(Sources {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            files: Some(files),
+        })
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The text of shaders/`name` in this set.
+    pub fn get(&self, name: &str) -> &str {
+        match &self.files {
+            Some(f) => f.get(name).map(String::as_str).unwrap_or_else(|| embedded(name)),
+            None => embedded(name),
+        }
+    }
+
+    /// `body` with every embedded file it contains verbatim replaced by this set's copy, where the
+    /// two differ. Kernel families that still build their body from `include_str!` constants
+    /// rather than from `WgpuBackend::source` get the directory's text this way, at pipeline
+    /// compile time; with the embedded set, or where no file differs, `body` comes back as it is.
+    pub fn substitute<'a>(&self, body: &'a str) -> Cow<'a, str> {
+        let Some(files) = &self.files else {
+            return Cow::Borrowed(body);
+        };
+        let mut out = Cow::Borrowed(body);
+        for (name, text) in FILES {
+            let ours = &files[name];
+            if ours != text && !text.is_empty() && out.contains(text) {
+                out = Cow::Owned(out.replace(text, ours));
+            }
+        }
+        out
+    }
+}
+
+/// Keeps the lines of `#ifdef_sg .. #else_sg .. #endif_sg` blocks that belong to `sg` (the
+/// subgroup variants of the float and quantized matvec entries).
+pub fn select_sg(src: &str, sg: bool) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut keep = true;
+    for line in src.lines() {
+        match line.trim() {
+            "#ifdef_sg" => keep = sg,
+            "#else_sg" => keep = !sg,
+            "#endif_sg" => keep = true,
+            _ if keep => {
+                out.push_str(line);
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table names every file under shaders/ and nothing else.
+    #[test]
+    fn table_matches_the_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".wgsl"))
+            .collect();
+        on_disk.sort();
+        let mut table: Vec<String> = FILES.iter().map(|(n, _)| n.to_string()).collect();
+        table.sort();
+        assert_eq!(table, on_disk, "shaders.rs FILES vs shaders/");
+    }
+
+    /// A directory copy compiles to the same text; a patched file replaces its embedded text.
+    #[test]
+    fn a_directory_copy_substitutes_only_what_differs() {
+        let dir = std::env::temp_dir().join(format!("wgllm-shaders-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in FILES {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let body = format!("{}\n{}", embedded("common.wgsl"), embedded("rms_norm.wgsl"));
+        let same = Sources::load(&dir).unwrap();
+        assert!(matches!(same.substitute(&body), Cow::Borrowed(_)));
+        let patched = embedded("rms_norm.wgsl").replace("p.eps", "0.0");
+        std::fs::write(dir.join("rms_norm.wgsl"), &patched).unwrap();
+        let s = Sources::load(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_ne!(s.id(), same.id());
+        assert_eq!(s.get("rms_norm.wgsl"), patched);
+        assert_eq!(s.substitute(&body), format!("{}\n{patched}", embedded("common.wgsl")));
+        assert!(Sources::load(&dir).is_err(), "a missing directory must be an error");
+    }
+}

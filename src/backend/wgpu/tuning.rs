@@ -1,0 +1,121 @@
+//! The one tuning surface of the wgpu backend: how it builds and records kernels on one adapter.
+//!
+//! `Tuning::for_adapter` fills it once, when the adapter opens: the defaults for that adapter,
+//! then the three documented environment variables below. Nothing on the dispatch path reads the
+//! environment; kernel plans read these fields.
+//!
+//! | variable              | field          | what for                                                   |
+//! |-----------------------|----------------|------------------------------------------------------------|
+//! | `WGLLM_SHADER_CHECKS` | `checks`       | `1` every kernel with wgpu's runtime checks, `0` none      |
+//! | `WGLLM_SYNC`          | `sync`         | `all` or `entry,entry`: submit after those dispatches      |
+//! | `WGLLM_SHADER_DIR`    | `shader_dir`   | compile the WGSL read from this directory (shaders.rs)     |
+use std::path::PathBuf;
+
+/// Whether kernels are built with wgpu's runtime checks (naga's index clamps where the driver
+/// has no robust buffer access, a counter in every loop, guarded integer division).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checks {
+    /// With checks, except the entries in `UNCHECKED`.
+    Default,
+    /// Every kernel with checks (`WGLLM_SHADER_CHECKS=1`: to rule them out when a kernel misbehaves).
+    All,
+    /// No kernel with checks (`WGLLM_SHADER_CHECKS=0`: A/B timing).
+    None,
+}
+
+/// The quantized linear and embedding entries (quant/), built without runtime checks by default:
+/// their loops are bounded and every row and element is guarded against Params' m / n / k in the
+/// kernel, so the checks add nothing there but time (without them these kernels ran 3-40% faster
+/// on an H200). The other kernels keep them: the float matvec, for one, ran up to 16% slower
+/// without them.
+pub const UNCHECKED: [&str; 5] = ["qmatvec", "qmatvec_xs", "xlimbs", "qgemm", "qembedding"];
+
+/// Which dispatches are followed at once by a submit (to find the kernel behind a device loss or
+/// a hang: the error then surfaces at that kernel's submit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncAfter {
+    /// Dispatches are submitted together (a forward step is one submit).
+    Batched,
+    /// After every dispatch (`WGLLM_SYNC=all`).
+    All,
+    /// After the dispatches of these entry points (`WGLLM_SYNC=rms_norm,qmatvec`).
+    Entries(Vec<String>),
+}
+
+/// The float matvec's workgroup: WG threads, R weight rows, U steps a trip (linear/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatvecShape {
+    pub wg: u32,
+    pub r: u32,
+    pub u: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    pub checks: Checks,
+    pub sync: SyncAfter,
+    /// Where the kernels' WGSL comes from: None the copies built in, else every shaders/ file read
+    /// from this directory when the adapter opens.
+    pub shader_dir: Option<PathBuf>,
+    /// The float matvec (M <= 64) workgroup. 64 threads, 2 weight rows (times up to 4 x rows) and
+    /// 4 steps a trip: at or within ~10% of the best shape of a sweep (linear/sweep.rs) for M = 1
+    /// and the best for M = 2..64. R x 4 must stay <= 8 (the matvec's accumulators a thread).
+    pub float_matvec: MatvecShape,
+    /// Weight elements from which q4_k's matvec (f32 x, K >= 2048) takes the integer-dot lanes
+    /// with x limbs made by each workgroup: below it the matrix is too small for the limb
+    /// conversion to pay for itself against the vec4 lanes.
+    pub limbs_wg_min: usize,
+    /// Weight elements from which those lanes take x limbs from a pre-pass instead: one extra
+    /// dispatch, worth it once every one of the many workgroups would otherwise convert x itself.
+    pub limbs_pre_min: usize,
+}
+
+impl Tuning {
+    /// The defaults (the same on every adapter today; the place to specialize one), then the
+    /// environment, read here and only here.
+    pub fn for_adapter(_info: &wgpu::AdapterInfo) -> Tuning {
+        let mut t = Tuning::defaults();
+        t.checks = match std::env::var("WGLLM_SHADER_CHECKS").ok().as_deref() {
+            Some("1") => Checks::All,
+            Some("0") => Checks::None,
+            _ => Checks::Default,
+        };
+        t.sync = match std::env::var("WGLLM_SYNC").ok().as_deref() {
+            None | Some("") => SyncAfter::Batched,
+            Some("all") => SyncAfter::All,
+            Some(list) => SyncAfter::Entries(list.split(',').map(|e| e.trim().to_string()).collect()),
+        };
+        t.shader_dir = std::env::var_os("WGLLM_SHADER_DIR").map(PathBuf::from);
+        t
+    }
+
+    /// Every knob at its default, the environment not consulted.
+    pub fn defaults() -> Tuning {
+        Tuning {
+            checks: Checks::Default,
+            sync: SyncAfter::Batched,
+            shader_dir: None,
+            float_matvec: MatvecShape { wg: 64, r: 2, u: 4 },
+            limbs_wg_min: 1 << 22,
+            limbs_pre_min: 1 << 27,
+        }
+    }
+
+    /// Whether the kernel `entry` is built with wgpu's runtime checks.
+    pub fn checked(&self, entry: &str) -> bool {
+        match self.checks {
+            Checks::All => true,
+            Checks::None => false,
+            Checks::Default => !UNCHECKED.contains(&entry),
+        }
+    }
+
+    /// Whether a dispatch of `entry` is submitted at once.
+    pub fn sync_after(&self, entry: &str) -> bool {
+        match &self.sync {
+            SyncAfter::Batched => false,
+            SyncAfter::All => true,
+            SyncAfter::Entries(e) => e.iter().any(|x| x == entry),
+        }
+    }
+}
