@@ -3,12 +3,15 @@
 //! bind group layout, cached by key for the device's lifetime.
 use super::WgpuBackend;
 use crate::backend::wgpu::kernel::{self, KernelKey};
-use crate::error::Result;
+use crate::backend::wgpu::portability::{self, KernelSource};
+use crate::error::{Error, Result};
 use std::sync::Arc;
 
 pub(crate) struct Pipeline {
     pub(super) pipeline: wgpu::ComputePipeline,
     pub(super) layout: wgpu::BindGroupLayout,
+    /// the full WGSL it was built from (portability.rs translates it for Metal and DX12)
+    wgsl: String,
 }
 
 impl WgpuBackend {
@@ -17,6 +20,13 @@ impl WgpuBackend {
             return Ok(p.clone());
         }
         let label = key.label();
+        if let Some(reason) = portability::refusal(self.info.backend, key.entry) {
+            return Err(Error::Unsupported {
+                op: label,
+                device: self.name.clone(),
+                reason,
+            });
+        }
         // a family that built its body from embedded files gets this device's copies here
         let body = self.sources.substitute(body);
         // naga 30 gates subgroup builtins on the device's capabilities; it rejects `enable subgroups;`
@@ -24,7 +34,7 @@ impl WgpuBackend {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(&label),
-            source: wgpu::ShaderSource::Wgsl(src.into()),
+            source: wgpu::ShaderSource::Wgsl(src.as_str().into()),
         };
         let module = if self.tuning.checked(key.entry) {
             self.device.create_shader_module(desc)
@@ -84,8 +94,25 @@ impl WgpuBackend {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(self.device_error(&format!("compile kernel {label}"), e.to_string()));
         }
-        let p = Arc::new(Pipeline { pipeline, layout });
+        let p = Arc::new(Pipeline {
+            pipeline,
+            layout,
+            wgsl: src,
+        });
         self.pipelines.lock().unwrap().insert(key.clone(), p.clone());
         Ok(p)
+    }
+
+    /// Every kernel specialization this device has compiled so far, with its full WGSL.
+    pub fn kernel_sources(&self) -> Vec<KernelSource> {
+        let mut v: Vec<KernelSource> = (self.pipelines.lock().unwrap().iter())
+            .map(|(k, p)| KernelSource {
+                label: k.label(),
+                entry: k.entry.to_string(),
+                wgsl: p.wgsl.clone(),
+            })
+            .collect();
+        v.sort_by(|a, b| a.label.cmp(&b.label));
+        v
     }
 }
