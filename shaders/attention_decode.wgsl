@@ -37,7 +37,7 @@ var<workgroup> red_s: array<f32, NG>;
 var<workgroup> acc_s: array<vec4<f32>, NT>;
 
 @compute @workgroup_size(NT)
-fn attn_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) tid: u32) {
     let idx = group_index(wid, nwg);
     if (idx >= p.t * p.hq) {

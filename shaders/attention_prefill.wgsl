@@ -60,7 +60,7 @@ fn stage(which: u32, tid: u32, k0: u32, kv_end: u32, kstride: u32, kbase: u32) {
 }
 
 @compute @workgroup_size(NT)
-fn attn_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) tid: u32) {
     let idx = group_index(wid, nwg);
     if (idx >= p.nqb * p.hq) {

@@ -59,7 +59,7 @@ struct Tile {
 }
 
 impl Tile {
-    /// Workgroup memory of attn_prefill in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
+    /// Workgroup memory of attention_prefill in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
     fn smem(&self, dh: usize) -> usize {
         let qs = dh / 4 + 1;
         16 * (self.bq + self.bk) * qs + 4 * self.bq * (self.bk + 1) + 12 * self.bq
@@ -93,7 +93,7 @@ fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
         .find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
 }
 
-/// Workgroup memory of attn_decode in bytes: q_s, sc_s, red_s, acc_s.
+/// Workgroup memory of attention_decode in bytes: q_s, sc_s, red_s, acc_s.
 fn decode_smem(dh: usize) -> usize {
     4 * dh + 4 * DECODE_NT + 4 * 16 + 16 * DECODE_NT
 }
@@ -196,7 +196,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     if t == 1 {
         body.push_str(DECODE);
         let key = KernelKey {
-            entry: "attn_decode",
+            entry: "attention_decode",
             bindings,
             variant: format!("dh{dh}"),
         };
@@ -214,7 +214,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     body.push_str(PREFILL);
     p.nqb = t.div_ceil(tl.bq) as u32;
     let key = KernelKey {
-        entry: "attn_prefill",
+        entry: "attention_prefill",
         bindings,
         variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk),
     };

@@ -1,4 +1,4 @@
-// attn_gate_prefill (T > 1): one workgroup of NTP threads per (block of BQ queries, query head h),
+// gated_attention_prefill (T > 1): one workgroup of NTP threads per (block of BQ queries, query head h),
 // flash-attention style as attention_prefill.wgsl (tiles, online softmax, P.V in registers), with:
 //   - the Q tile normalised and rotated in workgroup memory, one thread per row;
 //   - key blocks staged from the cache below n_past and from k (normalised, rotated, rounded to the
@@ -77,7 +77,7 @@ fn prep_k(j: u32, pos: u32, write: bool, crow: u32) {
 }
 
 @compute @workgroup_size(NTP)
-fn attn_gate_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) tid: u32) {
     let idx = group_index(wid, nwg);
     if (idx >= p.nqb * p.hq) {

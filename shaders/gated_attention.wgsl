@@ -7,14 +7,14 @@
 // are read from the cache; new rows come from k / v (every workgroup normalises the ones it needs;
 // the first query head of each kv group writes its own tokens' rows, so no row is both read and
 // written by different workgroups).
-//   attn_gate_decode  (T == 1): one workgroup of NTD per query head; the new key / value in
+//   gated_attention_decode  (T == 1): one workgroup of NTD per query head; the new key / value in
 //                     workgroup memory, cached keys in chunks of NTD (as attention_decode.wgsl)
-//   attn_gate_prefill (T > 1): one workgroup of NTP per (block of BQ queries, query head), key
+//   gated_attention_prefill (T > 1): one workgroup of NTP per (block of BQ queries, query head), key
 //                     blocks of BK staged, online softmax (as attention_prefill.wgsl)
-// This file (Params, helpers) is prepended to attn_gate_decode.wgsl or attn_gate_prefill.wgsl.
+// This file (Params, helpers) is prepended to gated_attention_decode.wgsl or gated_attention_prefill.wgsl.
 // Bindings: qg, k, v, qn, kn, cos, sin (read), o, kc, vc (write; kc/vc are in-out).
 // Constants: DH4 (Dh / 4); NTD (decode); NTP, BQ, BK, TM, TN (prefill). ld4_kc / ld4_vc /
-// rnd_kc / rnd_vc come from attn_gate.rs (per dtype). The output is stored in o's own dtype
+// rnd_kc / rnd_vc come from gated_attention.rs (per dtype). The output is stored in o's own dtype
 // (st_o / st2_o, generated from the output binding).
 
 struct Params {

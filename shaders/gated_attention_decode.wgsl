@@ -1,4 +1,4 @@
-// attn_gate_decode (T == 1): one workgroup of NTD threads per query head. The query, the new key
+// gated_attention_decode (T == 1): one workgroup of NTD threads per query head. The query, the new key
 // and the new value are normalised / rotated into workgroup memory (key n_past is read from there),
 // cached keys 0..n_past are walked in chunks of NTD as in attention_decode.wgsl.
 const RD = NTD / DH4;    // key subsets in the P.V phase
@@ -14,7 +14,7 @@ var<workgroup> dacc_s: array<vec4<f32>, NTD>;
 var<workgroup> dss_s: array<vec2<f32>, NTD>;
 
 @compute @workgroup_size(NTD)
-fn attn_gate_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) tid: u32) {
     let h = group_index(wid, nwg);
     if (h >= p.hq) {

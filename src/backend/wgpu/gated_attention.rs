@@ -1,5 +1,5 @@
-//! gated_attention (Qwen3.5's full-attention block, fused): shaders/attn_gate.wgsl (Params and
-//! helpers) prepended to attn_gate_decode.wgsl (T == 1) or attn_gate_prefill.wgsl (T > 1).
+//! gated_attention (Qwen3.5's full-attention block, fused): shaders/gated_attention.wgsl (Params and
+//! helpers) prepended to gated_attention_decode.wgsl (T == 1) or gated_attention_prefill.wgsl (T > 1).
 //! One dispatch does the q/k norm, partial RoPE, the cache write, attention and the output gate.
 //! The output binding takes its dtype from the OUTPUT tensor (the known bug elsewhere dispatched
 //! on the source dtype: bf16 bits through f32 pointers); `record_impl` exists so a test can build
@@ -12,9 +12,9 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const HEAD: &str = include_str!("../../../shaders/attn_gate.wgsl");
-const DECODE: &str = include_str!("../../../shaders/attn_gate_decode.wgsl");
-const PREFILL: &str = include_str!("../../../shaders/attn_gate_prefill.wgsl");
+const HEAD: &str = include_str!("../../../shaders/gated_attention.wgsl");
+const DECODE: &str = include_str!("../../../shaders/gated_attention_decode.wgsl");
+const PREFILL: &str = include_str!("../../../shaders/gated_attention_prefill.wgsl");
 
 const DECODE_NT: usize = 256;
 const PREFILL_NT: usize = 128;
@@ -171,7 +171,7 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     if t == 1 {
         body.push_str(DECODE);
         let key = KernelKey {
-            entry: "attn_gate_decode",
+            entry: "gated_attention_decode",
             bindings,
             variant: format!("dh{dh}"),
         };
@@ -183,7 +183,7 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     body.push_str(PREFILL);
     p.nqb = t.div_ceil(bq) as u32;
     let key = KernelKey {
-        entry: "attn_gate_prefill",
+        entry: "gated_attention_prefill",
         bindings,
         variant: format!("dh{dh}_q{bq}k{bk}"),
     };

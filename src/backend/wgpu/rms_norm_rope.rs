@@ -1,62 +1,67 @@
-//! rms_norm_gated: shaders/gated_norm.wgsl, one workgroup per row.
+//! rms_norm_rope (fused per-head q/k norm + RoPE): shaders/rms_norm_rope.wgsl.
 use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/gated_norm.wgsl");
+const SRC: &str = include_str!("../../../shaders/rms_norm_rope.wgsl");
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
     offs: [u32; 8],
     rows: u32,
+    heads: u32,
     d: u32,
+    rot: u32,
     eps: f32,
-    pad: u32,
+    max_pos: u32,
+    pad: [u32; 2],
 }
-const _: () = assert!(std::mem::size_of::<Params>() == 48);
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
 pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
     Support::Yes
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::RmsNormGated { eps } = *op else { unreachable!() };
-    let d = i[2].shape[0];
-    let rows = i[0].numel() / d;
-    let wg: u32 = if d >= 1024 {
-        256
-    } else if d >= 256 {
-        128
-    } else {
-        64
+    let Op::RmsNormRope { eps, rotary_dim } = *op else {
+        unreachable!()
     };
+    let (t, h, d) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
+    let wg: u32 = if d > 128 { 128 } else { 64 };
     let key = KernelKey {
-        entry: "rms_norm_gated",
+        entry: "rms_norm_rope",
         bindings: vec![
             read("x", i[0].dtype),
-            read("z", i[1].dtype),
-            read("w", i[2].dtype),
+            read("w", i[1].dtype),
+            read("pos", DType::U32),
+            read("cos", DType::F32),
+            read("sin", DType::F32),
             write("y", o[0].dtype),
         ],
         variant: format!("wg{wg}"),
     };
+    let rows = t * h;
     let p = Params {
         offs: [0; 8],
         rows: rows as u32,
+        heads: h as u32,
         d: d as u32,
+        rot: rotary_dim as u32,
         eps,
-        pad: 0,
+        max_pos: i[3].shape[0] as u32,
+        pad: [0; 2],
     };
     b.dispatch(
         &key,
         SRC,
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
-        &[i[0], i[1], i[2], o[0]],
+        &[i[0], i[1], i[2], i[3], i[4], o[0]],
         grid(rows as u32),
     )
 }

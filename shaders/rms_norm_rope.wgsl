@@ -19,8 +19,8 @@ struct Params {
 var<workgroup> red: array<f32, WG>;
 
 @compute @workgroup_size(WG)
-fn norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-             @builtin(local_invocation_index) lid: u32) {
+fn rms_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) lid: u32) {
     let row = group_index(wid, nwg);
     if (row >= p.rows) {
         return;
