@@ -1,9 +1,8 @@
 //! gated_attention (Qwen3.5's full-attention block, fused): shaders/gated_attention.wgsl (Params and
 //! helpers) prepended to gated_attention_decode.wgsl (T == 1) or gated_attention_prefill.wgsl (T > 1).
 //! One dispatch does the q/k norm, partial RoPE, the cache write, attention and the output gate.
-//! The output binding takes its dtype from the OUTPUT tensor (the known bug elsewhere dispatched
-//! on the source dtype: bf16 bits through f32 pointers); `record_impl` exists so a test can build
-//! exactly that broken variant and watch the parity cases go red.
+//! The output binding takes its dtype from the OUTPUT tensor: compiled for the input's dtype it
+//! would write bf16 bits through f32 pointers.
 use super::kernel::{grid, read, write, Access, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -120,12 +119,6 @@ fn cache_helpers(n: &str, slot: usize, dt: DType) -> String {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    record_impl(b, op, i, o, o[0].dtype)
-}
-
-/// `out_dtype` is the dtype the output binding is compiled for: always `o[0].dtype`, except in
-/// the test that shows what taking it from the input would do.
-pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor], out_dtype: DType) -> Result<()> {
     let Op::GatedAttention {
         n_past,
         scale,
@@ -145,7 +138,7 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         read("kn", i[4].dtype),
         read("cos", DType::F32),
         read("sin", DType::F32),
-        write("o", out_dtype),
+        write("o", o[0].dtype),
         write("kc", o[1].dtype),
         write("vc", o[2].dtype),
     ];

@@ -113,12 +113,6 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    record_impl(b, op, i, o, false)
-}
-
-/// `boundary_bug` (tests only): the chunk scan decays the carried state by the cumulative gate one
-/// token before the chunk boundary, the off-by-one the chunked-vs-recurrent cases must catch.
-pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor], boundary_bug: bool) -> Result<()> {
     let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
     if t == 0 {
         return Ok(());
@@ -216,14 +210,13 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
                     write("o", o[0].dtype),
                     write("state_out", DType::F32),
                 ],
-                variant: format!("dk{dk}{}", if boundary_bug { "_boundary_bug" } else { "" }),
+                variant: format!("dk{dk}"),
             };
             let consts = [
                 ("C", format!("{GDN_CHUNK}u")),
                 ("NT", format!("{NT}u")),
                 ("TJ", format!("{TJ_SCAN}u")),
                 ("DK", format!("{dk}u")),
-                ("TEETH", format!("{}u", boundary_bug as u32)),
             ];
             let body = format!("{COMMON}\n{SCAN}");
             b.dispatch(

@@ -72,17 +72,11 @@ impl WgpuBackend {
         if let Support::No(r) = self.supports(&desc) {
             return Err(unsupported(&desc, &self.name, &r));
         }
-        let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
-        match (op, broken) {
-            (Op::GatedAttention { .. }, Broken::OutDtypeFromInput) => {
-                gated_attention::record_impl(self, op, inputs, outputs, inputs[0].dtype)
-            }
-            (Op::GdnChunked, Broken::ChunkBoundaryOffByOne) => gdn::record_impl(self, op, inputs, outputs, true),
-            _ => Err(crate::error::Error::Other(format!(
-                "no broken variant {broken:?} of {}",
-                op.name()
-            ))),
-        }
+        // the broken variants left the kernels (their teeth move into the tests)
+        Err(crate::error::Error::Other(format!(
+            "no broken variant {broken:?} of {}",
+            op.name()
+        )))
     }
 }
 
