@@ -1,5 +1,6 @@
 // Fused residual add + RMSNorm: sum = a + b (stored in sum's dtype), y = rms_norm(sum) * w (or
 // * (1 + w)). One workgroup per row; each invocation re-reads only the sum elements it stored.
+// The sum of squares is reduced by wg_sum (wg_sum.wgsl).
 // Bindings: a, b, w (read), sum (write), y (write).
 
 struct Params {
@@ -10,8 +11,6 @@ struct Params {
     unit_offset: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-
-var<workgroup> red: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -27,15 +26,7 @@ fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         let v = ld_sum(base + j);
         ss += v * v;
     }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
+    let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.d) + p.eps);
     for (var j = lid; j < p.d; j += WG) {
         var g = ld_w(j);
         if (p.unit_offset != 0u) {

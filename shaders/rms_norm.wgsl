@@ -1,5 +1,5 @@
 // RMSNorm over the last dim: y = x / sqrt(mean(x^2) + eps) * w   (or * (1 + w) when unit_offset).
-// One workgroup per row; the sum of squares is reduced in workgroup memory (f32).
+// One workgroup per row; the sum of squares is reduced by wg_sum (wg_sum.wgsl).
 // Bindings: x (read), w (read), y (write).
 
 struct Params {
@@ -10,8 +10,6 @@ struct Params {
     unit_offset: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-
-var<workgroup> red: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -26,15 +24,7 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         let v = ld_x(base + j);
         ss += v * v;
     }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
+    let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.d) + p.eps);
     for (var j = lid; j < p.d; j += WG) {
         var g = ld_w(j);
         if (p.unit_offset != 0u) {

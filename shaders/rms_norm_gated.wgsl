@@ -1,6 +1,6 @@
 // Gated RMSNorm over the last dim (Qwen3.5's linear-attention output norm, norm before gate):
 //   y = x / sqrt(mean(x^2) + eps) * w * silu(z)
-// One workgroup per row; the sum of squares is reduced in workgroup memory (f32).
+// One workgroup per row; the sum of squares is reduced by wg_sum (wg_sum.wgsl).
 // Bindings: x, z, w (read), y (write).
 
 struct Params {
@@ -11,8 +11,6 @@ struct Params {
     _pad0: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-
-var<workgroup> red: array<f32, WG>;
 
 fn silu(v: f32) -> f32 {
     return v / (1.0 + exp(-v));
@@ -31,15 +29,7 @@ fn rms_norm_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         let v = ld_x(base + j);
         ss += v * v;
     }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
+    let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.d) + p.eps);
     for (var j = lid; j < p.d; j += WG) {
         st_y(base + j, ld_x(base + j) * inv * ld_w(j) * silu(ld_z(base + j)));
     }

@@ -1,5 +1,8 @@
-//! rms_norm: shaders/rms_norm.wgsl. Also serves per-head q/k norm (rows of head_dim).
-use super::kernel::{grid, read, write, KernelKey};
+//! rms_norm (shaders/rms_norm.wgsl; also per-head q/k norm, rows of head_dim) and add_rms_norm
+//! (shaders/add_rms_norm.wgsl). One workgroup per row. `dispatch_rows` serves rms_norm_gated too;
+//! every norm kernel, rms_norm_rope included, has shaders/wg_sum.wgsl (`WG_SUM`, the workgroup
+//! reduction of the sum of squares) prepended.
+use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
@@ -7,7 +10,10 @@ use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
 const SRC: &str = include_str!("../../../shaders/rms_norm.wgsl");
+const ADD_SRC: &str = include_str!("../../../shaders/add_rms_norm.wgsl");
+pub(super) const WG_SUM: &str = include_str!("../../../shaders/wg_sum.wgsl");
 
+/// Params of rms_norm, add_rms_norm and rms_norm_gated (whose WGSL calls `unit_offset` `_pad0`).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
@@ -27,46 +33,57 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let Op::RmsNorm { eps, unit_offset } = *op else {
         unreachable!()
     };
-    let d = i[1].shape[0];
-    let rows = i[0].numel() / d;
-    let wg: u32 = if d >= 1024 {
-        256
-    } else if d >= 256 {
-        128
-    } else {
-        64
-    };
-    let key = KernelKey {
-        entry: "rms_norm",
-        bindings: vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)],
-        variant: format!("wg{wg}"),
-    };
-    let p = Params {
-        offs: [0; 8],
-        rows: rows as u32,
-        d: d as u32,
-        eps,
-        unit_offset: unit_offset as u32,
-    };
-    b.dispatch(
-        &key,
+    let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
+    dispatch_rows(
+        b,
+        "rms_norm",
         SRC,
-        &[("WG", format!("{wg}u"))],
-        bytemuck::bytes_of(&p),
+        bindings,
         &[i[0], i[1], o[0]],
-        grid(rows as u32),
+        i[1].shape[0],
+        eps,
+        unit_offset,
     )
 }
 
-const ADD_SRC: &str = include_str!("../../../shaders/add_rms_norm.wgsl");
-
-/// add_rms_norm: shaders/add_rms_norm.wgsl (same Params as rms_norm).
+/// add_rms_norm: sum = a + b, y = rms_norm(sum).
 pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let Op::AddRmsNorm { eps, unit_offset } = *op else {
         unreachable!()
     };
-    let d = i[2].shape[0];
-    let rows = i[0].numel() / d;
+    let bindings = vec![
+        read("a", i[0].dtype),
+        read("b", i[1].dtype),
+        read("w", i[2].dtype),
+        write("sum", o[0].dtype),
+        write("y", o[1].dtype),
+    ];
+    let tensors = [i[0], i[1], i[2], o[0], o[1]];
+    dispatch_rows(
+        b,
+        "add_rms_norm",
+        ADD_SRC,
+        bindings,
+        &tensors,
+        i[2].shape[0],
+        eps,
+        unit_offset,
+    )
+}
+
+/// One workgroup per row of `d` elements of `tensors[0]`; the workgroup grows with the row.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn dispatch_rows(
+    b: &WgpuBackend,
+    entry: &'static str,
+    src: &str,
+    bindings: Vec<Binding>,
+    tensors: &[&Tensor],
+    d: usize,
+    eps: f32,
+    unit_offset: bool,
+) -> Result<()> {
+    let rows = tensors[0].numel() / d;
     let wg: u32 = if d >= 1024 {
         256
     } else if d >= 256 {
@@ -75,14 +92,8 @@ pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Res
         64
     };
     let key = KernelKey {
-        entry: "add_rms_norm",
-        bindings: vec![
-            read("a", i[0].dtype),
-            read("b", i[1].dtype),
-            read("w", i[2].dtype),
-            write("sum", o[0].dtype),
-            write("y", o[1].dtype),
-        ],
+        entry,
+        bindings,
         variant: format!("wg{wg}"),
     };
     let p = Params {
@@ -94,10 +105,10 @@ pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Res
     };
     b.dispatch(
         &key,
-        ADD_SRC,
+        &format!("{WG_SUM}\n{src}"),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
-        &[i[0], i[1], i[2], o[0], o[1]],
+        tensors,
         grid(rows as u32),
     )
 }

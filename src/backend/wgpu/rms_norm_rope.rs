@@ -1,5 +1,7 @@
-//! rms_norm_rope (fused per-head q/k norm + RoPE): shaders/rms_norm_rope.wgsl.
+//! rms_norm_rope (fused per-head q/k norm + RoPE): shaders/rms_norm_rope.wgsl, with
+//! shaders/wg_sum.wgsl prepended (rms_norm.rs `WG_SUM`).
 use super::kernel::{grid, read, write, KernelKey};
+use super::rms_norm::WG_SUM;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -58,7 +60,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     b.dispatch(
         &key,
-        SRC,
+        &format!("{WG_SUM}\n{SRC}"),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], i[3], i[4], o[0]],
