@@ -1,21 +1,37 @@
-// gated_attention_decode (T == 1): one workgroup of NTD threads per query head. The query, the new key
-// and the new value are normalised / rotated into workgroup memory (key n_past is read from there),
-// cached keys 0..n_past are walked in chunks of NTD as in attention_decode.wgsl.
-const RD = NTD / DH4;    // key subsets in the P.V phase
-const NG = 16u;          // reduction groups
-const GS = NTD / NG;
+// gated_attention_decode (T == 1): one workgroup of NT threads per query head. The query, the new
+// key and the new value are normalised / rotated into workgroup memory (q_s, dk_s, dv_s); the key
+// loop is decode_attend (attention_decode_loop.wgsl) over the cached keys 0..n_past and the new
+// key n_past, which decode_score / decode_value read from workgroup memory.
 
-var<workgroup> dq_s: array<vec4<f32>, DH4>;
 var<workgroup> dk_s: array<vec4<f32>, DH4>;
 var<workgroup> dv_s: array<vec4<f32>, DH4>;
-var<workgroup> dsc_s: array<f32, NTD>;
-var<workgroup> dred_s: array<f32, NG>;
-var<workgroup> dacc_s: array<vec4<f32>, NTD>;
-var<workgroup> dss_s: array<vec2<f32>, NTD>;
+var<workgroup> dss_s: array<vec2<f32>, NT>;
 
-@compute @workgroup_size(NTD)
+fn decode_score(key: u32, kbase: u32) -> f32 {
+    var dot = vec4<f32>(0.0);
+    if (key == p.n_past) {
+        for (var d4 = 0u; d4 < DH4; d4++) {
+            dot += q_s[d4] * dk_s[d4];
+        }
+    } else {
+        let kb = key * (p.hkv * p.dh) + kbase;
+        for (var d4 = 0u; d4 < DH4; d4++) {
+            dot += q_s[d4] * ld4_kc(kb + d4 * 4u);
+        }
+    }
+    return dot.x + dot.y + dot.z + dot.w;
+}
+
+fn decode_value(key: u32, kbase: u32, c4: u32) -> vec4<f32> {
+    if (key == p.n_past) {
+        return dv_s[c4];
+    }
+    return ld4_vc(key * (p.hkv * p.dh) + kbase + c4 * 4u);
+}
+
+@compute @workgroup_size(NT)
 fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) tid: u32) {
+                          @builtin(local_invocation_index) tid: u32) {
     let h = group_index(wid, nwg);
     if (h >= p.hq) {
         return;
@@ -30,14 +46,14 @@ fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
 
     // 1. mean squares of the raw query and key rows
     var ss = vec2<f32>(0.0);
-    for (var d = tid; d < p.dh; d += NTD) {
+    for (var d = tid; d < p.dh; d += NT) {
         let a = ld_qg(qrow + d);
         let b = ld_k(krow + d);
         ss += vec2<f32>(a * a, b * b);
     }
     dss_s[tid] = ss;
     workgroupBarrier();
-    for (var w = NTD / 2u; w > 0u; w >>= 1u) {
+    for (var w = NT / 2u; w > 0u; w >>= 1u) {
         if (tid < w) {
             dss_s[tid] += dss_s[tid + w];
         }
@@ -47,7 +63,7 @@ fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     let ik = 1.0 / sqrt(dss_s[0].y / f32(p.dh) + p.eps);
 
     // 2. norm and RoPE: item e < half rotates the pair (e, e + half); the rest pass dims R.. through
-    for (var e = tid; e < p.half + p.dh - rot; e += NTD) {
+    for (var e = tid; e < p.half + p.dh - rot; e += NT) {
         if (e < p.half) {
             let i0 = e;
             let i1 = e + p.half;
@@ -55,8 +71,8 @@ fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
             let s = ld_sin(pos * p.half + e);
             let qa = ld_qg(qrow + i0) * iq * (1.0 + ld_qn(i0));
             let qb = ld_qg(qrow + i1) * iq * (1.0 + ld_qn(i1));
-            dq_s[i0 / 4u][i0 % 4u] = (qa * c - qb * s) * p.scale;
-            dq_s[i1 / 4u][i1 % 4u] = (qb * c + qa * s) * p.scale;
+            q_s[i0 / 4u][i0 % 4u] = (qa * c - qb * s) * p.scale;
+            q_s[i1 / 4u][i1 % 4u] = (qb * c + qa * s) * p.scale;
             let ka = ld_k(krow + i0) * ik * (1.0 + ld_kn(i0));
             let kb = ld_k(krow + i1) * ik * (1.0 + ld_kn(i1));
             let k0 = rnd_kc(ka * c - kb * s);
@@ -69,7 +85,7 @@ fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
             }
         } else {
             let d = rot + e - p.half;
-            dq_s[d / 4u][d % 4u] = ld_qg(qrow + d) * iq * (1.0 + ld_qn(d)) * p.scale;
+            q_s[d / 4u][d % 4u] = ld_qg(qrow + d) * iq * (1.0 + ld_qn(d)) * p.scale;
             let k0 = rnd_kc(ld_k(krow + d) * ik * (1.0 + ld_kn(d)));
             dk_s[d / 4u][d % 4u] = k0;
             if (writer) {
@@ -77,7 +93,7 @@ fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
             }
         }
     }
-    for (var d = tid; d < p.dh; d += NTD) {
+    for (var d = tid; d < p.dh; d += NT) {
         let vv = rnd_vc(ld_v(krow + d));
         dv_s[d / 4u][d % 4u] = vv;
         if (writer) {
@@ -87,93 +103,13 @@ fn gated_attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     workgroupBarrier();
 
     // 3. attention over keys 0..=n_past (key n_past is the new one, in dk_s / dv_s)
-    let kv_len = p.n_past + 1u;
-    let kstride = p.hkv * p.dh;
-    let r = tid / DH4;
-    let c4 = tid % DH4;
-    var m = NEG;
-    var l = 0.0;
-    var acc = vec4<f32>(0.0);
-    let nchunks = (kv_len + NTD - 1u) / NTD;
-    for (var c = 0u; c < nchunks; c++) {
-        let c0 = c * NTD;
-        let cnt = min(NTD, kv_len - c0);
-        var s = NEG;
-        if (tid < cnt) {
-            let key = c0 + tid;
-            var dot = vec4<f32>(0.0);
-            if (key == p.n_past) {
-                for (var d4 = 0u; d4 < DH4; d4++) {
-                    dot += dq_s[d4] * dk_s[d4];
-                }
-            } else {
-                let kb = key * kstride + krow;
-                for (var d4 = 0u; d4 < DH4; d4++) {
-                    dot += dq_s[d4] * ld4_kc(kb + d4 * 4u);
-                }
-            }
-            s = dot.x + dot.y + dot.z + dot.w;
-        }
-        dsc_s[tid] = s;
-        workgroupBarrier();
-        if (tid < NG) {
-            var mx = NEG;
-            for (var j = tid * GS; j < tid * GS + GS; j++) {
-                mx = max(mx, dsc_s[j]);
-            }
-            dred_s[tid] = mx;
-        }
-        workgroupBarrier();
-        var cmax = NEG;
-        for (var g = 0u; g < NG; g++) {
-            cmax = max(cmax, dred_s[g]);
-        }
-        let m_new = max(m, cmax);
-        let alpha = exp(m - m_new);
-        m = m_new;
-        let pj = select(0.0, exp(s - m_new), tid < cnt);
-        l = l * alpha + pj;
-        acc *= alpha;
-        dsc_s[tid] = pj;
-        workgroupBarrier();
-        if (r < RD) {
-            for (var j = r; j < cnt; j += RD) {
-                var vv: vec4<f32>;
-                if (c0 + j == p.n_past) {
-                    vv = dv_s[c4];
-                } else {
-                    vv = ld4_vc((c0 + j) * kstride + krow + c4 * 4u);
-                }
-                acc += dsc_s[j] * vv;
-            }
-        }
-        workgroupBarrier();
-    }
-    dsc_s[tid] = l;
-    dacc_s[tid] = acc;
-    workgroupBarrier();
-    if (tid < NG) {
-        var sum = 0.0;
-        for (var j = tid * GS; j < tid * GS + GS; j++) {
-            sum += dsc_s[j];
-        }
-        dred_s[tid] = sum;
-    }
-    workgroupBarrier();
+    var o = decode_attend(tid, p.n_past + 1u, krow);
 
-    // 4. normalise, gate, store in o's dtype
+    // 4. gate, store in o's dtype
     if (tid < DH4) {
-        var z = 0.0;
-        for (var g = 0u; g < NG; g++) {
-            z += dred_s[g];
-        }
-        var o = vec4<f32>(0.0);
-        for (var rr = 0u; rr < RD; rr++) {
-            o += dacc_s[rr * DH4 + tid];
-        }
         let d = tid * 4u;
         let gate = vec4<f32>(ld_qg(qrow + p.dh + d), ld_qg(qrow + p.dh + d + 1u), ld_qg(qrow + p.dh + d + 2u), ld_qg(qrow + p.dh + d + 3u));
-        o = o / z / (1.0 + exp(-gate));
+        o = o / (1.0 + exp(-gate));
         st2_o(h * p.dh + d, o.x, o.y);
         st2_o(h * p.dh + d + 2u, o.z, o.w);
     }

@@ -1,25 +1,11 @@
-// gated_attention_prefill (T > 1): one workgroup of NTP threads per (block of BQ queries, query head h),
-// flash-attention style as attention_prefill.wgsl (tiles, online softmax, P.V in registers), with:
+// gated_attention_prefill (T > 1): one workgroup of NT threads per (block of BQ queries, query
+// head h). The key-block loop is prefill_attend (attention_prefill_loop.wgsl), as in
+// attention_prefill; this kernel differs in its stages and its ends:
 //   - the Q tile normalised and rotated in workgroup memory, one thread per row;
 //   - key blocks staged from the cache below n_past and from k (normalised, rotated, rounded to the
 //     cache dtype, one thread per row) at and past it; values likewise from the cache or v;
 //   - the first head of each kv group writing its own query block's new k / v rows to the cache;
 //   - the output multiplied by sigmoid(gate) and stored in o's dtype.
-// Rows and columns of the tiles are padded by one (vec4 / f32) against bank conflicts.
-
-const QS = DH4 + 1u;            // padded row stride (vec4) of q_s and kv_s
-const SS = BK + 1u;             // padded row stride of s_s
-const CT = BK / TN;             // threads across keys in the score tile
-const RT = BQ / TM;             // threads across queries in the score tile
-const TPR = NTP / BQ;           // threads per query row in the P.V phase
-const NV = (DH4 + TPR - 1u) / TPR;  // output vec4s per thread
-
-var<workgroup> q_s: array<vec4<f32>, BQ * QS>;
-var<workgroup> kv_s: array<vec4<f32>, BK * QS>;
-var<workgroup> s_s: array<f32, BQ * SS>;
-var<workgroup> m_s: array<f32, BQ>;
-var<workgroup> l_s: array<f32, BQ>;
-var<workgroup> a_s: array<f32, BQ>;
 
 fn qel(i: u32, d: u32) -> f32 {
     return q_s[i * QS + d / 4u][d % 4u];
@@ -76,165 +62,95 @@ fn prep_k(j: u32, pos: u32, write: bool, crow: u32) {
     }
 }
 
-@compute @workgroup_size(NTP)
+// Whether new token `tok` is one of this block's own rows, which its group's first head writes.
+fn own_row(b: QBlock, tok: u32) -> bool {
+    return b.h % p.group == 0u && tok >= b.t0 && tok < b.t0 + b.tn;
+}
+
+// Key rows k0..k0 + BK: cached rows, new rows (staged raw, then normalised and rotated), zeros
+// past kv_end.
+fn prefill_stage_k(tid: u32, k0: u32, b: QBlock) {
+    let kstride = p.hkv * p.dh;
+    for (var e = tid; e < BK * DH4; e += NT) {
+        let key = k0 + e / DH4;
+        let d = (e % DH4) * 4u;
+        var x = vec4<f32>(0.0);
+        if (key < p.n_past) {
+            x = ld4_kc(key * kstride + b.kbase + d);
+        } else if (key < b.kv_end) {
+            let i = (key - p.n_past) * kstride + b.kbase + d;
+            x = vec4<f32>(ld_k(i), ld_k(i + 1u), ld_k(i + 2u), ld_k(i + 3u));
+        }
+        kv_s[(e / DH4) * QS + e % DH4] = x;
+    }
+    workgroupBarrier();
+    if (tid < BK) {
+        let key = k0 + tid;
+        if (key >= p.n_past && key < b.kv_end) {
+            prep_k(tid, key, own_row(b, key - p.n_past), key * kstride + b.kbase);
+        }
+    }
+}
+
+// Value rows k0..k0 + BK: cached rows, new rows (rounded to the cache dtype, own rows written to
+// the cache), zeros past kv_end.
+fn prefill_stage_v(tid: u32, k0: u32, b: QBlock) {
+    let kstride = p.hkv * p.dh;
+    for (var e = tid; e < BK * DH4; e += NT) {
+        let key = k0 + e / DH4;
+        let d = (e % DH4) * 4u;
+        var x = vec4<f32>(0.0);
+        if (key < p.n_past) {
+            x = ld4_vc(key * kstride + b.kbase + d);
+        } else if (key < b.kv_end) {
+            let tok = key - p.n_past;
+            let i = tok * kstride + b.kbase + d;
+            x = vec4<f32>(rnd_vc(ld_v(i)), rnd_vc(ld_v(i + 1u)), rnd_vc(ld_v(i + 2u)), rnd_vc(ld_v(i + 3u)));
+            if (own_row(b, tok)) {
+                let c = key * kstride + b.kbase + d;
+                st_vc(c, x.x);
+                st_vc(c + 1u, x.y);
+                st_vc(c + 2u, x.z);
+                st_vc(c + 3u, x.w);
+            }
+        }
+        kv_s[(e / DH4) * QS + e % DH4] = x;
+    }
+}
+
+@compute @workgroup_size(NT)
 fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                     @builtin(local_invocation_index) tid: u32) {
+                           @builtin(local_invocation_index) tid: u32) {
     let idx = group_index(wid, nwg);
     if (idx >= p.nqb * p.hq) {
         return;
     }
-    let qb = p.nqb - 1u - idx / p.hq;   // the longest (last) query blocks start first
-    let h = idx % p.hq;
-    let kvh = h / p.group;
-    let kbase = kvh * p.dh;
-    let kstride = p.hkv * p.dh;
-    let t0 = qb * BQ;
-    let tn = min(BQ, p.t - t0);         // valid query rows in this block
-    let pos0 = p.n_past + t0;           // position of row 0
-    let kv_end = pos0 + tn;             // keys 0..kv_end are read
-    let writer = h % p.group == 0u;
+    let b = q_block(idx);
 
-    for (var e = tid; e < BQ * DH4; e += NTP) {
+    for (var e = tid; e < BQ * DH4; e += NT) {
         let i = e / DH4;
         let d = (e % DH4) * 4u;
         var x = vec4<f32>(0.0);
-        if (i < tn) {
-            let b = ((t0 + i) * p.hq + h) * 2u * p.dh + d;
-            x = vec4<f32>(ld_qg(b), ld_qg(b + 1u), ld_qg(b + 2u), ld_qg(b + 3u));
+        if (i < b.tn) {
+            let r = ((b.t0 + i) * p.hq + b.h) * 2u * p.dh + d;
+            x = vec4<f32>(ld_qg(r), ld_qg(r + 1u), ld_qg(r + 2u), ld_qg(r + 3u));
         }
         q_s[i * QS + e % DH4] = x;
     }
-    if (tid < BQ) {
-        m_s[tid] = NEG;
-        l_s[tid] = 0.0;
-    }
     workgroupBarrier();
-    if (tid < tn) {
-        prep_q(tid, pos0 + tid);
+    if (tid < b.tn) {
+        prep_q(tid, b.pos0 + tid);
     }
 
-    let ti = tid / CT;
-    let tj = tid % CT;
+    var acc = prefill_attend(tid, b);
+
+    // normalise, gate, store in o's dtype
     let pr = tid / TPR;
     let pl = tid % TPR;
-    var acc: array<vec4<f32>, NV>;
-    let nkb = (kv_end + BK - 1u) / BK;
-    for (var kb = 0u; kb < nkb; kb++) {
-        let k0 = kb * BK;
-        // 1. stage K: cached rows, raw new rows (transformed below), zeros past kv_end
-        for (var e = tid; e < BK * DH4; e += NTP) {
-            let key = k0 + e / DH4;
-            let d = (e % DH4) * 4u;
-            var x = vec4<f32>(0.0);
-            if (key < p.n_past) {
-                x = ld4_kc(key * kstride + kbase + d);
-            } else if (key < kv_end) {
-                let b = (key - p.n_past) * kstride + kbase + d;
-                x = vec4<f32>(ld_k(b), ld_k(b + 1u), ld_k(b + 2u), ld_k(b + 3u));
-            }
-            kv_s[(e / DH4) * QS + e % DH4] = x;
-        }
-        workgroupBarrier();
-        if (tid < BK) {
-            let key = k0 + tid;
-            if (key >= p.n_past && key < kv_end) {
-                let tok = key - p.n_past;
-                let own = writer && tok >= t0 && tok < t0 + tn;
-                prep_k(tid, key, own, key * kstride + kbase);
-            }
-        }
-        workgroupBarrier();
-
-        // 2. S = Q K^T, causal mask
-        var sc: array<f32, TM * TN>;
-        for (var d4 = 0u; d4 < DH4; d4++) {
-            var kx: array<vec4<f32>, TN>;
-            for (var b = 0u; b < TN; b++) {
-                kx[b] = kv_s[(tj + b * CT) * QS + d4];
-            }
-            for (var a = 0u; a < TM; a++) {
-                let qx = q_s[(ti + a * RT) * QS + d4];
-                for (var b = 0u; b < TN; b++) {
-                    sc[a * TN + b] += dot(qx, kx[b]);
-                }
-            }
-        }
-        for (var a = 0u; a < TM; a++) {
-            let i = ti + a * RT;
-            for (var b = 0u; b < TN; b++) {
-                let j = tj + b * CT;
-                let key = k0 + j;
-                var s = sc[a * TN + b];
-                if (key >= kv_end || key > pos0 + i) {
-                    s = NEG;
-                }
-                s_s[i * SS + j] = s;
-            }
-        }
-        workgroupBarrier();
-
-        // 3. online softmax (one thread per query row) while every thread stages V
-        if (tid < BQ) {
-            let m_old = m_s[tid];
-            var mx = m_old;
-            for (var j = 0u; j < BK; j++) {
-                mx = max(mx, s_s[tid * SS + j]);
-            }
-            var sum = 0.0;
-            for (var j = 0u; j < BK; j++) {
-                let e = exp(s_s[tid * SS + j] - mx);
-                s_s[tid * SS + j] = e;
-                sum += e;
-            }
-            let alpha = exp(m_old - mx);
-            m_s[tid] = mx;
-            l_s[tid] = l_s[tid] * alpha + sum;
-            a_s[tid] = alpha;
-        }
-        for (var e = tid; e < BK * DH4; e += NTP) {
-            let key = k0 + e / DH4;
-            let d = (e % DH4) * 4u;
-            var x = vec4<f32>(0.0);
-            if (key < p.n_past) {
-                x = ld4_vc(key * kstride + kbase + d);
-            } else if (key < kv_end) {
-                let tok = key - p.n_past;
-                let b = tok * kstride + kbase + d;
-                x = vec4<f32>(rnd_vc(ld_v(b)), rnd_vc(ld_v(b + 1u)), rnd_vc(ld_v(b + 2u)), rnd_vc(ld_v(b + 3u)));
-                if (writer && tok >= t0 && tok < t0 + tn) {
-                    let c = key * kstride + kbase + d;
-                    st_vc(c, x.x);
-                    st_vc(c + 1u, x.y);
-                    st_vc(c + 2u, x.z);
-                    st_vc(c + 3u, x.w);
-                }
-            }
-            kv_s[(e / DH4) * QS + e % DH4] = x;
-        }
-        workgroupBarrier();
-
-        // 4. O = O * alpha + P V
-        let alpha = a_s[pr];
-        for (var k = 0u; k < NV; k++) {
-            acc[k] *= alpha;
-        }
-        for (var j = 0u; j < BK; j++) {
-            let pj = s_s[pr * SS + j];
-            for (var k = 0u; k < NV; k++) {
-                let d4 = pl + k * TPR;
-                if (d4 < DH4) {
-                    acc[k] += pj * kv_s[j * QS + d4];
-                }
-            }
-        }
-        workgroupBarrier();
-    }
-
-    // 5. normalise, gate, store in o's dtype
-    if (pr < tn) {
+    if (pr < b.tn) {
         let inv = 1.0 / l_s[pr];
-        let orow = ((t0 + pr) * p.hq + h) * p.dh;
-        let grow = ((t0 + pr) * p.hq + h) * 2u * p.dh + p.dh;
+        let orow = ((b.t0 + pr) * p.hq + b.h) * p.dh;
+        let grow = ((b.t0 + pr) * p.hq + b.h) * 2u * p.dh + p.dh;
         for (var k = 0u; k < NV; k++) {
             let d4 = pl + k * TPR;
             if (d4 < DH4) {

@@ -1,12 +1,15 @@
-//! gated_attention (Qwen3.5's full-attention block, fused): shaders/gated_attention.wgsl (Params and
-//! helpers) prepended to gated_attention_decode.wgsl (T == 1) or gated_attention_prefill.wgsl (T > 1).
+//! gated_attention (Qwen3.5's full-attention block, fused): shaders/gated_attention.wgsl (Params)
+//! with attention's key loop (attention_decode_loop.wgsl / attention_prefill_loop.wgsl) and
+//! gated_attention_decode.wgsl (T == 1) or gated_attention_prefill.wgsl (T > 1), launched by
+//! attention.rs' plan (workgroup sizes, prefill tiles).
 //! One dispatch does the q/k norm, partial RoPE, the cache write, attention and the output gate.
 //! The output binding takes its dtype from the OUTPUT tensor: compiled for the input's dtype it
 //! would write bf16 bits through f32 pointers.
+use super::attention::{plan, supports_kernels, DECODE_NT};
 use super::kernel::{grid, read, write, Access, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
@@ -15,26 +18,12 @@ const HEAD: &str = include_str!("../../../shaders/gated_attention.wgsl");
 const DECODE: &str = include_str!("../../../shaders/gated_attention_decode.wgsl");
 const PREFILL: &str = include_str!("../../../shaders/gated_attention_prefill.wgsl");
 
-const DECODE_NT: usize = 256;
-const PREFILL_NT: usize = 128;
 /// Tensors bound by both kernels.
 const BINDINGS: usize = 10;
 
-/// Prefill tiles (BQ queries, BK keys, TM x TN score micro-tile per thread), most preferred first;
-/// (BQ / TM) * (BK / TN) == PREFILL_NT, and BQ, BK <= PREFILL_NT (one thread per staged row).
-const TILES: [(usize, usize, usize, usize); 4] = [(32, 32, 2, 4), (32, 16, 2, 2), (16, 16, 1, 2), (16, 8, 1, 1)];
-
-fn prefill_smem(bq: usize, bk: usize, dh: usize) -> usize {
-    let qs = dh / 4 + 1;
-    16 * (bq + bk) * qs + 4 * bq * (bk + 1) + 12 * bq
-}
+/// Workgroup memory of gated_attention_decode in bytes: decode_attend's, dk_s, dv_s, dss_s.
 fn decode_smem(dh: usize) -> usize {
-    3 * 4 * dh + 4 * DECODE_NT + 4 * 16 + 16 * DECODE_NT + 8 * DECODE_NT
-}
-fn tile(b: &WgpuBackend, dh: usize) -> Option<(usize, usize, usize, usize)> {
-    TILES
-        .into_iter()
-        .find(|&(bq, bk, _, _)| prefill_smem(bq, bk, dh) <= b.caps.max_workgroup_storage as usize)
+    super::attention::decode_smem(dh) + 2 * 4 * dh + 8 * DECODE_NT
 }
 
 #[repr(C)]
@@ -69,32 +58,7 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
             b.caps.max_storage_buffers
         ));
     }
-    let words = desc
-        .inputs
-        .iter()
-        .chain(&desc.outputs)
-        .map(|d| d.numel())
-        .max()
-        .unwrap_or(0);
-    if words as u64 >= u32::MAX as u64 {
-        return Support::No(format!("{words} elements overflow the kernels' u32 indexing"));
-    }
-    let smem = b.caps.max_workgroup_storage as usize;
-    if t == 1 {
-        if dh / 4 > DECODE_NT || decode_smem(dh) > smem || DECODE_NT > b.caps.max_invocations as usize {
-            return Support::No(format!(
-                "decode head_dim {dh} needs {} B workgroup memory and {DECODE_NT} invocations",
-                decode_smem(dh)
-            ));
-        }
-    } else if tile(b, dh).is_none() || PREFILL_NT > b.caps.max_invocations as usize {
-        let (bq, bk, _, _) = TILES[TILES.len() - 1];
-        return Support::No(format!(
-            "prefill head_dim {dh} needs {} B workgroup memory, device has {smem}",
-            prefill_smem(bq, bk, dh)
-        ));
-    }
-    Support::Yes
+    supports_kernels(b, desc, t, dh, decode_smem(dh))
 }
 
 /// `fn ld4_{n}(i) -> vec4<f32>` (elements i..i+4 of an in-out cache binding) and
@@ -143,10 +107,13 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("vc", o[2].dtype),
     ];
     debug_assert!(bindings.len() == BINDINGS && bindings[8].access == Access::Write);
+    let plan = plan(b, op, t, dh)?;
     let mut body = String::from(HEAD);
     body.push_str(&cache_helpers("kc", 8, o[1].dtype));
     body.push_str(&cache_helpers("vc", 9, o[2].dtype));
-    let mut p = Params {
+    body.push_str(plan.loop_src());
+    body.push_str(if plan.decode { DECODE } else { PREFILL });
+    let p = Params {
         offs: [0; 12],
         t: t as u32,
         hq: hq as u32,
@@ -155,45 +122,27 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         n_past: n_past as u32,
         group: (hq / hkv) as u32,
         scale,
-        nqb: 1,
+        nqb: plan.nqb as u32,
         half: (rotary_dim / 2) as u32,
         eps,
         pad: [0; 2],
     };
-    let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], o[0], o[1], o[2]];
-    if t == 1 {
-        body.push_str(DECODE);
-        let key = KernelKey {
-            entry: "gated_attention_decode",
-            bindings,
-            variant: format!("dh{dh}"),
-        };
-        let consts = [("DH4", format!("{}u", dh / 4)), ("NTD", format!("{DECODE_NT}u"))];
-        return b.dispatch(&key, &body, &consts, bytemuck::bytes_of(&p), &tensors, grid(hq as u32));
-    }
-    let (bq, bk, tm, tn) =
-        tile(b, dh).ok_or_else(|| Error::Other(format!("gated_attention: no prefill tile fits head_dim {dh}")))?;
-    body.push_str(PREFILL);
-    p.nqb = t.div_ceil(bq) as u32;
     let key = KernelKey {
-        entry: "gated_attention_prefill",
+        entry: if plan.decode {
+            "gated_attention_decode"
+        } else {
+            "gated_attention_prefill"
+        },
         bindings,
-        variant: format!("dh{dh}_q{bq}k{bk}"),
+        variant: plan.variant,
     };
-    let consts = [
-        ("DH4", format!("{}u", dh / 4)),
-        ("BQ", format!("{bq}u")),
-        ("BK", format!("{bk}u")),
-        ("TM", format!("{tm}u")),
-        ("TN", format!("{tn}u")),
-        ("NTP", format!("{PREFILL_NT}u")),
-    ];
+    let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], o[0], o[1], o[2]];
     b.dispatch(
         &key,
         &body,
-        &consts,
+        &plan.consts,
         bytemuck::bytes_of(&p),
         &tensors,
-        grid(p.nqb * hq as u32),
+        grid((plan.nqb * hq) as u32),
     )
 }
