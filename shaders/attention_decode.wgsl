@@ -2,21 +2,7 @@
 // Query t sits at position n_past + t and sees keys 0..kv_len, kv_len = n_past + t + 1.
 // Query head h reads kv head h / group. The key loop is decode_attend (attention_decode_loop.wgsl);
 // this kernel stages the scaled query, reads keys and values from k / v (vec4 loads) and stores.
-// Bindings: q, k, v (read), o (write). Constants: DH4 (head_dim / 4), NT (workgroup size).
-// ld4_q / ld4_k / ld4_v (four elements -> vec4<f32>) are generated per dtype by attention.rs.
-
-struct Params {
-    offs: array<vec4<u32>, 2>,
-    t: u32,
-    hq: u32,
-    hkv: u32,
-    dh: u32,
-    n_past: u32,
-    group: u32,
-    scale: f32,
-    nqb: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
+// Params and bindings: attention.wgsl. Constants: DH4 (head_dim / 4), NT (workgroup size).
 
 fn decode_score(key: u32, kbase: u32) -> f32 {
     let kb = key * (p.hkv * p.dh) + kbase;

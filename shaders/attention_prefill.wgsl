@@ -1,22 +1,8 @@
 // Prefill attention: the key-block loop is prefill_attend (attention_prefill_loop.wgsl); this
 // kernel stages the scaled Q tile, stages key and value rows from k / v (vec4 loads) and stores
 // the normalised output.
-// Bindings: q, k, v (read), o (write).
-// Constants: DH4 (head_dim / 4), BQ, BK, TM, TN, NT = (BQ / TM) * (BK / TN).
-// ld4_q / ld4_k / ld4_v (four elements -> vec4<f32>) are generated per dtype by attention.rs.
-
-struct Params {
-    offs: array<vec4<u32>, 2>,
-    t: u32,
-    hq: u32,
-    hkv: u32,
-    dh: u32,
-    n_past: u32,
-    group: u32,
-    scale: f32,
-    nqb: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
+// Params and bindings: attention.wgsl. Constants: DH4 (head_dim / 4), BQ, BK, TM, TN,
+// NT = (BQ / TM) * (BK / TN).
 
 // Rows k0 .. k0 + BK of k (which == 0u) or v into kv_s; rows at or past kv_end are zeros.
 fn stage(which: u32, tid: u32, k0: u32, b: QBlock) {

@@ -1,4 +1,4 @@
-//! attention: causal GQA attention over a KV cache.
+//! attention: causal GQA attention over a KV cache. shaders/attention.wgsl (Params), then
 //!   T == 1: shaders/attention_decode.wgsl, one workgroup per (query, query head), keys split
 //!           over the workgroup's threads and combined in workgroup memory.
 //!   T > 1:  shaders/attention_prefill.wgsl, one workgroup per (query block, query head),
@@ -15,6 +15,7 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
+const HEAD: &str = include_str!("../../../shaders/attention.wgsl");
 const DECODE: &str = include_str!("../../../shaders/attention_decode.wgsl");
 const PREFILL: &str = include_str!("../../../shaders/attention_prefill.wgsl");
 pub(super) const DECODE_LOOP: &str = include_str!("../../../shaders/attention_decode_loop.wgsl");
@@ -235,7 +236,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("o", o[0].dtype),
     ];
     let plan = plan(b, op, t, dh)?;
-    let mut body = String::new();
+    let mut body = String::from(HEAD);
     for (slot, bd) in bindings.iter().take(3).enumerate() {
         body.push_str(&ld4(bd.name, slot, bd.dtype));
     }
