@@ -1,6 +1,6 @@
 // Prefill attention: the key-block loop is prefill_attend (attention_prefill_loop.wgsl); this
-// kernel stages the scaled Q tile, stages key and value rows from k / v (vec4 loads) and stores
-// the normalised output.
+// kernel gives the scaled query, stages key and value rows from k / v (vec4 loads) and stores the
+// output.
 // Params and bindings: attention.wgsl. Constants: DH4 (head_dim / 4), BQ, BK, TM, TN,
 // NT = (BQ / TM) * (BK / TN).
 
@@ -23,12 +23,23 @@ fn stage(which: u32, tid: u32, k0: u32, b: QBlock) {
     }
 }
 
+// The scaled query.
+fn prefill_q(b: QBlock, i: u32, d4: u32) -> vec4<f32> {
+    return ld4_q(((b.t0 + i) * p.hq + b.h) * p.dh + d4 * 4u) * p.scale;
+}
+
 fn prefill_stage_k(tid: u32, k0: u32, b: QBlock) {
     stage(0u, tid, k0, b);
 }
 
 fn prefill_stage_v(tid: u32, k0: u32, b: QBlock) {
     stage(1u, tid, k0, b);
+}
+
+fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>) {
+    let orow = ((b.t0 + i) * p.hq + b.h) * p.dh;
+    st2_o(orow + d4 * 4u, o.x, o.y);
+    st2_o(orow + d4 * 4u + 2u, o.z, o.w);
 }
 
 @compute @workgroup_size(NT)
@@ -39,30 +50,6 @@ fn attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let b = q_block(idx);
-
-    for (var e = tid; e < BQ * DH4; e += NT) {
-        let i = e / DH4;
-        let d4 = e % DH4;
-        var x = vec4<f32>(0.0);
-        if (i < b.tn) {
-            x = ld4_q(((b.t0 + i) * p.hq + b.h) * p.dh + d4 * 4u) * p.scale;
-        }
-        q_s[i * QS + d4] = x;
-    }
-
-    var acc = prefill_attend(tid, b);
-    let pr = tid / TPR;
-    let pl = tid % TPR;
-    if (pr < b.tn) {
-        let inv = 1.0 / l_s[pr];
-        let orow = ((b.t0 + pr) * p.hq + b.h) * p.dh;
-        for (var k = 0u; k < NV; k++) {
-            let d4 = pl + k * TPR;
-            if (d4 < DH4) {
-                let o = acc[k] * inv;
-                st2_o(orow + d4 * 4u, o.x, o.y);
-                st2_o(orow + d4 * 4u + 2u, o.z, o.w);
-            }
-        }
-    }
+    prefill_stage_q(tid, b);
+    prefill_attend(tid, b);
 }

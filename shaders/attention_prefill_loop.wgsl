@@ -4,8 +4,8 @@
 // kernel. One workgroup of NT threads per (block of BQ queries, query head h): query t sits at
 // position n_past + t and sees keys 0..=n_past + t; query head h reads kv head h / group.
 //
-// The kernel stages the scaled Q tile in q_s. Key blocks of BK rows are walked up to the last key
-// the block's last valid query sees (kv_end); per block:
+// The Q tile is staged in q_s (prefill_stage_q). Key blocks of BK rows are walked up to the last
+// key the block's last valid query sees (kv_end); per block:
 //   1. stage K into kv_s (the kernel's prefill_stage_k; rows >= kv_end are zeros: the cache past
 //      n_past + T is never read)
 //   2. S = Q K^T: thread (ti, tj) computes a TM x TN micro-tile; causal mask -> NEG
@@ -14,8 +14,10 @@
 //   4. O = O * alpha + P V: thread (pr, pl) owns row pr and vec4 columns pl + k * TPR (registers)
 // Rows and columns of the tiles are padded by one (vec4 / f32) against bank conflicts.
 // The kernel gives Params p (t, hq, group, dh, n_past, nqb, ...) and
-//   fn prefill_stage_k(tid: u32, k0: u32, b: QBlock)   key rows k0..k0 + BK into kv_s
-//   fn prefill_stage_v(tid: u32, k0: u32, b: QBlock)   value rows likewise
+//   fn prefill_q(b: QBlock, i: u32, d4: u32) -> vec4<f32>   vec4 d4 of query row i of the block
+//   fn prefill_stage_k(tid: u32, k0: u32, b: QBlock)         key rows k0..k0 + BK into kv_s
+//   fn prefill_stage_v(tid: u32, k0: u32, b: QBlock)         value rows likewise
+//   fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>)  store vec4 d4 of output row i
 // Constants: DH4 (head_dim / 4), BQ, BK, TM, TN, NT = (BQ / TM) * (BK / TN).
 
 const NEG = -1.0e30;            // masked score; exp(NEG - m) == 0 for any real m
@@ -54,10 +56,23 @@ fn q_block(idx: u32) -> QBlock {
     return QBlock(h, (h / p.group) * p.dh, t0, tn, pos0, pos0 + tn);
 }
 
-// Steps 1-4 over all key blocks; returns this thread's unnormalised output vec4s (row tid / TPR,
-// columns tid % TPR + k * TPR); the row's softmax sum is then in l_s. Every thread calls it
+// The Q tile into q_s: rows i < tn from prefill_q, zeros below them.
+fn prefill_stage_q(tid: u32, b: QBlock) {
+    for (var e = tid; e < BQ * DH4; e += NT) {
+        let i = e / DH4;
+        let d4 = e % DH4;
+        var x = vec4<f32>(0.0);
+        if (i < b.tn) {
+            x = prefill_q(b, i, d4);
+        }
+        q_s[i * QS + d4] = x;
+    }
+}
+
+// Steps 1-4 over all key blocks, then this thread's output vec4s (row tid / TPR, columns
+// tid % TPR + k * TPR), divided by the row's softmax sum, to prefill_out. Every thread calls it
 // (barriers), after staging q_s.
-fn prefill_attend(tid: u32, b: QBlock) -> array<vec4<f32>, NV> {
+fn prefill_attend(tid: u32, b: QBlock) {
     if (tid < BQ) {
         m_s[tid] = NEG;
         l_s[tid] = 0.0;
@@ -135,5 +150,14 @@ fn prefill_attend(tid: u32, b: QBlock) -> array<vec4<f32>, NV> {
         }
         workgroupBarrier();
     }
-    return acc;
+
+    if (pr < b.tn) {
+        let inv = 1.0 / l_s[pr];
+        for (var k = 0u; k < NV; k++) {
+            let d4 = pl + k * TPR;
+            if (d4 < DH4) {
+                prefill_out(b, pr, d4, acc[k] * inv);
+            }
+        }
+    }
 }

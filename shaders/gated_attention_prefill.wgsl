@@ -14,6 +14,12 @@ fn kel(j: u32, d: u32) -> f32 {
     return kv_s[j * QS + d / 4u][d % 4u];
 }
 
+// The raw query (prep_q normalises and rotates it in q_s).
+fn prefill_q(b: QBlock, i: u32, d4: u32) -> vec4<f32> {
+    let r = ((b.t0 + i) * p.hq + b.h) * 2u * p.dh + d4 * 4u;
+    return vec4<f32>(ld_qg(r), ld_qg(r + 1u), ld_qg(r + 2u), ld_qg(r + 3u));
+}
+
 // Query row i of the tile at position pos: rms_norm (1 + qn), RoPE, times the attention scale.
 fn prep_q(i: u32, pos: u32) {
     var ss = 0.0;
@@ -118,6 +124,17 @@ fn prefill_stage_v(tid: u32, k0: u32, b: QBlock) {
     }
 }
 
+// The output times sigmoid(gate), in o's dtype.
+fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>) {
+    let orow = ((b.t0 + i) * p.hq + b.h) * p.dh;
+    let grow = ((b.t0 + i) * p.hq + b.h) * 2u * p.dh + p.dh;
+    let d = d4 * 4u;
+    let gate = vec4<f32>(ld_qg(grow + d), ld_qg(grow + d + 1u), ld_qg(grow + d + 2u), ld_qg(grow + d + 3u));
+    let og = o / (1.0 + exp(-gate));
+    st2_o(orow + d, og.x, og.y);
+    st2_o(orow + d + 2u, og.z, og.w);
+}
+
 @compute @workgroup_size(NT)
 fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                            @builtin(local_invocation_index) tid: u32) {
@@ -126,40 +143,10 @@ fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
         return;
     }
     let b = q_block(idx);
-
-    for (var e = tid; e < BQ * DH4; e += NT) {
-        let i = e / DH4;
-        let d = (e % DH4) * 4u;
-        var x = vec4<f32>(0.0);
-        if (i < b.tn) {
-            let r = ((b.t0 + i) * p.hq + b.h) * 2u * p.dh + d;
-            x = vec4<f32>(ld_qg(r), ld_qg(r + 1u), ld_qg(r + 2u), ld_qg(r + 3u));
-        }
-        q_s[i * QS + e % DH4] = x;
-    }
+    prefill_stage_q(tid, b);
     workgroupBarrier();
     if (tid < b.tn) {
         prep_q(tid, b.pos0 + tid);
     }
-
-    var acc = prefill_attend(tid, b);
-
-    // normalise, gate, store in o's dtype
-    let pr = tid / TPR;
-    let pl = tid % TPR;
-    if (pr < b.tn) {
-        let inv = 1.0 / l_s[pr];
-        let orow = ((b.t0 + pr) * p.hq + b.h) * p.dh;
-        let grow = ((b.t0 + pr) * p.hq + b.h) * 2u * p.dh + p.dh;
-        for (var k = 0u; k < NV; k++) {
-            let d4 = pl + k * TPR;
-            if (d4 < DH4) {
-                let d = d4 * 4u;
-                let gate = vec4<f32>(ld_qg(grow + d), ld_qg(grow + d + 1u), ld_qg(grow + d + 2u), ld_qg(grow + d + 3u));
-                let o = acc[k] * inv / (1.0 + exp(-gate));
-                st2_o(orow + d, o.x, o.y);
-                st2_o(orow + d + 2u, o.z, o.w);
-            }
-        }
-    }
+    prefill_attend(tid, b);
 }

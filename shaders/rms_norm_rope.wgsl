@@ -1,7 +1,7 @@
 // Fused per-head RMSNorm + NeoX RoPE (the q/k preamble of Qwen3 attention):
 //   n = x / sqrt(mean(x^2) + eps) * w;  y[i] = n[i] c - n[i+R/2] s,  y[i+R/2] = n[i+R/2] c + n[i] s
 // for i < R/2 with (c, s) = tables[pos[t], i]; dims past R pass through normed.
-// One workgroup per (token, head) row of Dh; the sum of squares is reduced by wg_sum (wg_sum.wgsl).
+// One workgroup per (token, head) row of Dh; the sum of squares is reduced by inv_rms (wg_sum.wgsl).
 // Bindings: x, w, pos, cos, sin (read), y (write).
 
 struct Params {
@@ -17,6 +17,10 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
+fn norm_in(i: u32) -> f32 {
+    return ld_x(i);
+}
+
 @compute @workgroup_size(WG)
 fn rms_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) lid: u32) {
@@ -25,12 +29,7 @@ fn rms_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         return;
     }
     let base = row * p.d;
-    var ss = 0.0;
-    for (var j = lid; j < p.d; j += WG) {
-        let v = ld_x(base + j);
-        ss += v * v;
-    }
-    let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.d) + p.eps);
+    let inv = inv_rms(base, lid);
     let half = p.rot / 2u;
     let pos = ld_pos(row / p.heads);
     let ok = pos < p.max_pos;

@@ -1,7 +1,7 @@
 //! rms_norm (shaders/rms_norm.wgsl; also per-head q/k norm, rows of head_dim) and add_rms_norm
-//! (shaders/add_rms_norm.wgsl). One workgroup per row. `dispatch_rows` serves rms_norm_gated too;
-//! every norm kernel, rms_norm_rope included, has shaders/wg_sum.wgsl (`WG_SUM`, the workgroup
-//! reduction of the sum of squares) prepended.
+//! (shaders/add_rms_norm.wgsl). One workgroup per row. `dispatch_rows` serves rms_norm_gated too
+//! and prepends shaders/rms_norm_rows.wgsl (their Params); every norm kernel, rms_norm_rope
+//! included, has shaders/wg_sum.wgsl (`WG_SUM`, the workgroup reduction of the sum of squares).
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::error::Result;
@@ -11,9 +11,10 @@ use bytemuck::{Pod, Zeroable};
 
 const SRC: &str = include_str!("../../../shaders/rms_norm.wgsl");
 const ADD_SRC: &str = include_str!("../../../shaders/add_rms_norm.wgsl");
+const ROWS: &str = include_str!("../../../shaders/rms_norm_rows.wgsl");
 pub(super) const WG_SUM: &str = include_str!("../../../shaders/wg_sum.wgsl");
 
-/// Params of rms_norm, add_rms_norm and rms_norm_gated (whose WGSL calls `unit_offset` `_pad0`).
+/// Params of rms_norm, add_rms_norm and rms_norm_gated (shaders/rms_norm_rows.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
@@ -105,7 +106,7 @@ pub(super) fn dispatch_rows(
     };
     b.dispatch(
         &key,
-        &format!("{WG_SUM}\n{src}"),
+        &format!("{ROWS}\n{WG_SUM}\n{src}"),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
         tensors,
