@@ -7,7 +7,7 @@
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
 //! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
 //! workgroup memory fits the device.
-use super::kernel::{grid, read, write, KernelKey};
+use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -174,6 +174,27 @@ impl Plan {
             PREFILL_LOOP
         }
     }
+
+    /// Dispatches `entries[0]` (decode) or `entries[1]` (prefill) from `body`, one workgroup per
+    /// (query block, query head); decode has one block (T == 1).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dispatch(
+        self,
+        b: &WgpuBackend,
+        entries: [&'static str; 2],
+        bindings: Vec<Binding>,
+        body: &str,
+        params: &[u8],
+        tensors: &[&Tensor],
+        hq: usize,
+    ) -> Result<()> {
+        let key = KernelKey {
+            entry: entries[if self.decode { 0 } else { 1 }],
+            bindings,
+            variant: self.variant,
+        };
+        b.dispatch(&key, body, &self.consts, params, tensors, grid((self.nqb * hq) as u32))
+    }
 }
 
 pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan> {
@@ -253,22 +274,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         scale,
         nqb: plan.nqb as u32,
     };
-    let key = KernelKey {
-        entry: if plan.decode {
-            "attention_decode"
-        } else {
-            "attention_prefill"
-        },
+    let tensors = [i[0], i[1], i[2], o[0]];
+    plan.dispatch(
+        b,
+        ["attention_decode", "attention_prefill"],
         bindings,
-        variant: plan.variant,
-    };
-    let groups = if plan.decode { t * hq } else { plan.nqb * hq };
-    b.dispatch(
-        &key,
         &body,
-        &plan.consts,
         bytemuck::bytes_of(&p),
-        &[i[0], i[1], i[2], o[0]],
-        grid(groups as u32),
+        &tensors,
+        hq,
     )
 }

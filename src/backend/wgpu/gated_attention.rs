@@ -6,7 +6,7 @@
 //! The output binding takes its dtype from the OUTPUT tensor: compiled for the input's dtype it
 //! would write bf16 bits through f32 pointers.
 use super::attention::{plan, supports_kernels, DECODE_NT};
-use super::kernel::{grid, read, write, Access, Binding, KernelKey};
+use super::kernel::{read, write, Access, Binding};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -127,22 +127,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         eps,
         pad: [0; 2],
     };
-    let key = KernelKey {
-        entry: if plan.decode {
-            "gated_attention_decode"
-        } else {
-            "gated_attention_prefill"
-        },
-        bindings,
-        variant: plan.variant,
-    };
     let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], o[0], o[1], o[2]];
-    b.dispatch(
-        &key,
-        &body,
-        &plan.consts,
-        bytemuck::bytes_of(&p),
-        &tensors,
-        grid((plan.nqb * hq) as u32),
-    )
+    let entries = ["gated_attention_decode", "gated_attention_prefill"];
+    plan.dispatch(b, entries, bindings, &body, bytemuck::bytes_of(&p), &tensors, hq)
 }
