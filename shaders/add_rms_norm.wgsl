@@ -1,17 +1,13 @@
 // Fused residual add + RMSNorm: sum = a + b (stored in sum's dtype), y = rms_norm(sum) * w (or
 // * (1 + w)). One workgroup per row; each invocation re-reads only the sum elements it stored.
-// Bindings: a, b, w (read), sum (write), y (write).
+// The sum of squares is reduced by inv_rms (wg_sum.wgsl).
+// Params: rms_norm_rows.wgsl. Bindings: a, b, w (read), sum (write), y (write).
 
-struct Params {
-    offs: array<vec4<u32>, 2>,
-    rows: u32,
-    d: u32,
-    eps: f32,
-    unit_offset: u32,
+// Stores a + b and reads it back as sum's dtype holds it.
+fn norm_in(i: u32) -> f32 {
+    st_sum(i, ld_a(i) + ld_b(i));
+    return ld_sum(i);
 }
-@group(0) @binding(0) var<uniform> p: Params;
-
-var<workgroup> red: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -21,26 +17,8 @@ fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let base = row * p.d;
-    var ss = 0.0;
+    let inv = inv_rms(base, lid);
     for (var j = lid; j < p.d; j += WG) {
-        st_sum(base + j, ld_a(base + j) + ld_b(base + j));
-        let v = ld_sum(base + j);
-        ss += v * v;
-    }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
-    for (var j = lid; j < p.d; j += WG) {
-        var g = ld_w(j);
-        if (p.unit_offset != 0u) {
-            g = 1.0 + g;
-        }
-        st_y(base + j, ld_sum(base + j) * inv * g);
+        st_y(base + j, ld_sum(base + j) * inv * norm_weight(j));
     }
 }

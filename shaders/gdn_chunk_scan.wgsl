@@ -7,8 +7,7 @@
 //   4. S = exp(G_last) S + sum_m (rk_m k_m) exp(G_last - G_m) v_new[m]ᵀ,  G_last = G[C - 1]
 //      (padded tokens have g = 0, so G[C - 1] is the cumulative gate of the chunk's last token)
 // Bindings: qkv, pre (f32), state (f32) (read), o, state_out (f32) (write).
-// Constants: C, NT, TJ, DK, TEETH (0; 1 only in the test that shows a chunk-boundary
-// off-by-one goes red).
+// Constants: C, NT, TJ, DK.
 
 struct Params {
     offs: array<vec4<u32>, 2>,
@@ -132,7 +131,7 @@ fn gdn_chunk_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         }
 
         // 4. the state leaving the chunk
-        let glast = gv[C - 1u - TEETH];
+        let glast = gv[C - 1u];
         let decay = exp(glast);
         for (var e = tid; e < DK * TJ; e += NT) {
             let i = e / TJ;

@@ -1,17 +1,10 @@
 // RMSNorm over the last dim: y = x / sqrt(mean(x^2) + eps) * w   (or * (1 + w) when unit_offset).
-// One workgroup per row; the sum of squares is reduced in workgroup memory (f32).
-// Bindings: x (read), w (read), y (write).
+// One workgroup per row; the sum of squares is reduced by inv_rms (wg_sum.wgsl).
+// Params: rms_norm_rows.wgsl. Bindings: x (read), w (read), y (write).
 
-struct Params {
-    offs: array<vec4<u32>, 2>,
-    rows: u32,
-    d: u32,
-    eps: f32,
-    unit_offset: u32,
+fn norm_in(i: u32) -> f32 {
+    return ld_x(i);
 }
-@group(0) @binding(0) var<uniform> p: Params;
-
-var<workgroup> red: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -21,25 +14,8 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         return;
     }
     let base = row * p.d;
-    var ss = 0.0;
+    let inv = inv_rms(base, lid);
     for (var j = lid; j < p.d; j += WG) {
-        let v = ld_x(base + j);
-        ss += v * v;
-    }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
-    for (var j = lid; j < p.d; j += WG) {
-        var g = ld_w(j);
-        if (p.unit_offset != 0u) {
-            g = 1.0 + g;
-        }
-        st_y(base + j, ld_x(base + j) * inv * g);
+        st_y(base + j, ld_x(base + j) * inv * norm_weight(j));
     }
 }

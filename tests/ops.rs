@@ -97,7 +97,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       decay the carried state by the gate of the token before the chunk's last: every case of
 ///       T >= 64 (a chunk boundary reached) red, shorter ones green (their last chunk ends in
 ///       padding, whose gate is 0);
-///   teeth::rms_norm_eps_dropped::rms_norm[..]            shaders/rms_norm.wgsl patched to drop
+///   teeth::rms_norm_eps_dropped::rms_norm[..]            shaders/wg_sum.wgsl (the norms' shared
+///       1/rms) patched to drop
 ///       eps: the eps = 1e-1 cases red, the eps = 1e-6 ones green (below f32 rounding there);
 ///   teeth::out_dtype_from_input::gated_attention[..]     the output declared with the INPUT's
 ///       dtype over the output's buffer region (the known launch bug: bf16 bits written through
@@ -112,7 +113,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "let glast = gv[C - 1u];",
         "let glast = gv[C - 2u];",
     ));
-    let eps = Arc::new(Patched::new("rms_norm_eps_dropped", "rms_norm.wgsl", "p.eps", "0.0"));
+    let eps = Arc::new(Patched::new(
+        "rms_norm_eps_dropped",
+        "wg_sum.wgsl",
+        "/ f32(p.d) + p.eps)",
+        "/ f32(p.d))",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
         let (tooth, expect_red) = match &case.op {

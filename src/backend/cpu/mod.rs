@@ -2,25 +2,25 @@
 //! (exact for f16/bf16), math is done in f64 where it accumulates, results are rounded once to the
 //! output dtype (round to nearest even). Everything else is checked against this.
 mod attention;
-mod attn_gate;
-mod conv;
+mod causal_conv1d;
 mod elementwise;
-mod embed;
+mod embedding;
+mod gated_attention;
 mod gdn;
 mod linear;
-mod norm;
 mod reduce;
+mod rms_norm;
 mod rope;
 
 pub use attention::attention;
-pub use attn_gate::{gated_attention, qk_preamble, split_q_gate, AttnGateDims};
-pub use conv::{causal_conv1d, silu};
+pub use causal_conv1d::{causal_conv1d, silu};
 pub use elementwise::{add, swiglu};
-pub use embed::embedding;
+pub use embedding::embedding;
+pub use gated_attention::{gated_attention, qk_preamble, split_q_gate, GatedAttentionDims};
 pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
 pub use linear::linear;
-pub use norm::{rms_norm, rms_norm_gated};
 pub use reduce::{argmax, softmax, topk};
+pub use rms_norm::{rms_norm, rms_norm_gated};
 pub use rope::rope;
 
 use super::{unsupported, Backend, Support};
@@ -279,7 +279,7 @@ impl Backend for CpuBackend {
             } => {
                 let (t, hq, dh) = (i[0].shape[0], i[0].shape[1], i[0].shape[2] / 2);
                 let hkv = i[1].shape[1];
-                let d = AttnGateDims {
+                let d = GatedAttentionDims {
                     t,
                     hq,
                     hkv,

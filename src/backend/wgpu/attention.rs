@@ -1,11 +1,13 @@
-//! attention: causal GQA attention over a KV cache.
+//! attention: causal GQA attention over a KV cache. shaders/attention.wgsl (Params), then
 //!   T == 1: shaders/attention_decode.wgsl, one workgroup per (query, query head), keys split
 //!           over the workgroup's threads and combined in workgroup memory.
 //!   T > 1:  shaders/attention_prefill.wgsl, one workgroup per (query block, query head),
 //!           key blocks staged in workgroup memory, online softmax (flash-attention style).
-//! head_dim is a compile-time constant (in the variant); the prefill tile shape is the largest
-//! of `TILES` whose workgroup memory fits the device.
-use super::kernel::{grid, read, write, KernelKey};
+//! The key loops are shaders/attention_decode_loop.wgsl and attention_prefill_loop.wgsl, shared
+//! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
+//! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
+//! workgroup memory fits the device.
+use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -13,16 +15,20 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
+const HEAD: &str = include_str!("../../../shaders/attention.wgsl");
 const DECODE: &str = include_str!("../../../shaders/attention_decode.wgsl");
 const PREFILL: &str = include_str!("../../../shaders/attention_prefill.wgsl");
+pub(super) const DECODE_LOOP: &str = include_str!("../../../shaders/attention_decode_loop.wgsl");
+pub(super) const PREFILL_LOOP: &str = include_str!("../../../shaders/attention_prefill_loop.wgsl");
 
 /// Decode workgroup size (keys per chunk). head_dim / 4 must not exceed it.
-const DECODE_NT: usize = 256;
+pub(super) const DECODE_NT: usize = 256;
 /// Prefill workgroup size.
-const PREFILL_NT: usize = 128;
+pub(super) const PREFILL_NT: usize = 128;
 
 /// Prefill tiles (BQ queries, BK keys, TM x TN score micro-tile per thread), most preferred first.
-/// Each satisfies (BQ / TM) * (BK / TN) == PREFILL_NT.
+/// Each satisfies (BQ / TM) * (BK / TN) == PREFILL_NT, and BQ, BK <= PREFILL_NT (gated_attention
+/// prepares one staged row per thread).
 const TILES: [Tile; 4] = [
     Tile {
         bq: 32,
@@ -51,7 +57,7 @@ const TILES: [Tile; 4] = [
 ];
 
 #[derive(Clone, Copy, Debug)]
-struct Tile {
+pub(super) struct Tile {
     bq: usize,
     bk: usize,
     tm: usize,
@@ -59,7 +65,7 @@ struct Tile {
 }
 
 impl Tile {
-    /// Workgroup memory of attn_prefill in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
+    /// Workgroup memory of prefill_attend in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
     fn smem(&self, dh: usize) -> usize {
         let qs = dh / 4 + 1;
         16 * (self.bq + self.bk) * qs + 4 * self.bq * (self.bk + 1) + 12 * self.bq
@@ -93,8 +99,8 @@ fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
         .find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
 }
 
-/// Workgroup memory of attn_decode in bytes: q_s, sc_s, red_s, acc_s.
-fn decode_smem(dh: usize) -> usize {
+/// Workgroup memory of decode_attend in bytes: q_s, sc_s, red_s, acc_s.
+pub(super) fn decode_smem(dh: usize) -> usize {
     4 * dh + 4 * DECODE_NT + 4 * 16 + 16 * DECODE_NT
 }
 
@@ -106,6 +112,12 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if t == 0 || hq == 0 {
         return Support::No("empty attention (T or Hq is 0)".into());
     }
+    supports_kernels(b, desc, t, dh, decode_smem(dh))
+}
+
+/// What both attention ops check last: u32 indexing, then the workgroup memory and invocations of
+/// the kernel T selects; `decode_smem` is the decode kernel's workgroup memory in bytes.
+pub(super) fn supports_kernels(b: &WgpuBackend, desc: &OpDesc, t: usize, dh: usize, decode_smem: usize) -> Support {
     let words = desc
         .inputs
         .iter()
@@ -124,10 +136,9 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
                 4 * DECODE_NT
             ));
         }
-        if decode_smem(dh) > smem_limit || DECODE_NT > b.caps.max_invocations as usize {
+        if decode_smem > smem_limit || DECODE_NT > b.caps.max_invocations as usize {
             return Support::No(format!(
-                "decode head_dim {dh} needs {} B workgroup memory, {DECODE_NT} invocations",
-                decode_smem(dh)
+                "decode head_dim {dh} needs {decode_smem} B workgroup memory, {DECODE_NT} invocations"
             ));
         }
     } else {
@@ -142,6 +153,74 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
         }
     }
     Support::Yes
+}
+
+/// The kernel `record` dispatches for T queries, with its specialization.
+pub(super) struct Plan {
+    /// decode (T == 1; the *_decode kernel after DECODE_LOOP) or prefill (PREFILL_LOOP)
+    pub decode: bool,
+    /// query blocks (1 for decode)
+    pub nqb: usize,
+    pub variant: String,
+    pub consts: Vec<(&'static str, String)>,
+}
+
+impl Plan {
+    /// The shared key loop the kernel calls.
+    pub fn loop_src(&self) -> &'static str {
+        if self.decode {
+            DECODE_LOOP
+        } else {
+            PREFILL_LOOP
+        }
+    }
+
+    /// Dispatches `entries[0]` (decode) or `entries[1]` (prefill) from `body`, one workgroup per
+    /// (query block, query head); decode has one block (T == 1).
+    #[allow(clippy::too_many_arguments)]
+    pub fn dispatch(
+        self,
+        b: &WgpuBackend,
+        entries: [&'static str; 2],
+        bindings: Vec<Binding>,
+        body: &str,
+        params: &[u8],
+        tensors: &[&Tensor],
+        hq: usize,
+    ) -> Result<()> {
+        let key = KernelKey {
+            entry: entries[if self.decode { 0 } else { 1 }],
+            bindings,
+            variant: self.variant,
+        };
+        b.dispatch(&key, body, &self.consts, params, tensors, grid((self.nqb * hq) as u32))
+    }
+}
+
+pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan> {
+    let dh4 = ("DH4", format!("{}u", dh / 4));
+    if t == 1 {
+        return Ok(Plan {
+            decode: true,
+            nqb: 1,
+            variant: format!("dh{dh}"),
+            consts: vec![dh4, ("NT", format!("{DECODE_NT}u"))],
+        });
+    }
+    let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
+    Ok(Plan {
+        decode: false,
+        nqb: t.div_ceil(tl.bq),
+        variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk),
+        consts: vec![
+            dh4,
+            ("BQ", format!("{}u", tl.bq)),
+            ("BK", format!("{}u", tl.bk)),
+            ("TM", format!("{}u", tl.tm)),
+            ("TN", format!("{}u", tl.tn)),
+            ("NT", format!("{PREFILL_NT}u")),
+        ],
+    })
 }
 
 /// `fn ld4_{name}(i) -> vec4<f32>`: elements i..i+4 of a read binding at `slot` (i % 4 == 0
@@ -177,11 +256,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         read("v", i[2].dtype),
         write("o", o[0].dtype),
     ];
-    let mut body = String::new();
+    let plan = plan(b, op, t, dh)?;
+    let mut body = String::from(HEAD);
     for (slot, bd) in bindings.iter().take(3).enumerate() {
         body.push_str(&ld4(bd.name, slot, bd.dtype));
     }
-    let mut p = Params {
+    body.push_str(plan.loop_src());
+    body.push_str(if plan.decode { DECODE } else { PREFILL });
+    let p = Params {
         offs: [0; 8],
         t: t as u32,
         hq: hq as u32,
@@ -190,48 +272,16 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         n_past: n_past as u32,
         group: (hq / hkv) as u32,
         scale,
-        nqb: 1,
+        nqb: plan.nqb as u32,
     };
     let tensors = [i[0], i[1], i[2], o[0]];
-    if t == 1 {
-        body.push_str(DECODE);
-        let key = KernelKey {
-            entry: "attn_decode",
-            bindings,
-            variant: format!("dh{dh}"),
-        };
-        let consts = [("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
-        return b.dispatch(
-            &key,
-            &body,
-            &consts,
-            bytemuck::bytes_of(&p),
-            &tensors,
-            grid((t * hq) as u32),
-        );
-    }
-    let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("attention: no prefill tile fits head_dim {dh}")))?;
-    body.push_str(PREFILL);
-    p.nqb = t.div_ceil(tl.bq) as u32;
-    let key = KernelKey {
-        entry: "attn_prefill",
+    plan.dispatch(
+        b,
+        ["attention_decode", "attention_prefill"],
         bindings,
-        variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk),
-    };
-    let consts = [
-        ("DH4", format!("{}u", dh / 4)),
-        ("BQ", format!("{}u", tl.bq)),
-        ("BK", format!("{}u", tl.bk)),
-        ("TM", format!("{}u", tl.tm)),
-        ("TN", format!("{}u", tl.tn)),
-        ("NT", format!("{PREFILL_NT}u")),
-    ];
-    b.dispatch(
-        &key,
         &body,
-        &consts,
         bytemuck::bytes_of(&p),
         &tensors,
-        grid(p.nqb * hq as u32),
+        hq,
     )
 }

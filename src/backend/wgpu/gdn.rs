@@ -113,12 +113,6 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    record_impl(b, op, i, o, false)
-}
-
-/// `boundary_bug` (tests only): the chunk scan decays the carried state by the cumulative gate one
-/// token before the chunk boundary, the off-by-one the chunked-vs-recurrent cases must catch.
-pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor], boundary_bug: bool) -> Result<()> {
     let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
     if t == 0 {
         return Ok(());
@@ -136,55 +130,53 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         group: (nv / nk) as u32,
         n: 0,
     };
+    // qkv and the gate inputs: the first bindings of the recurrent kernel and of the chunk prep
+    let mut bindings = vec![
+        read("qkv", dt(0)),
+        read("b", dt(1)),
+        read("a", dt(2)),
+        read("a_log", dt(3)),
+        read("dt_bias", dt(4)),
+    ];
     match op {
         Op::GdnRecurrent => {
             let ntiles = dv.div_ceil(TJ_REC);
             p.n = ntiles as u32;
+            bindings.extend([
+                read("state", DType::F32),
+                write("o", o[0].dtype),
+                write("state_out", DType::F32),
+            ]);
             let key = KernelKey {
                 entry: "gdn_recurrent",
-                bindings: vec![
-                    read("qkv", dt(0)),
-                    read("b", dt(1)),
-                    read("a", dt(2)),
-                    read("a_log", dt(3)),
-                    read("dt_bias", dt(4)),
-                    read("state", DType::F32),
-                    write("o", o[0].dtype),
-                    write("state_out", DType::F32),
-                ],
+                bindings,
                 variant: format!("dk{dk}"),
             };
-            let lanes = NT / TJ_REC;
             let consts = [
                 ("DK", format!("{dk}u")),
                 ("NT", format!("{NT}u")),
                 ("TJ", format!("{TJ_REC}u")),
-                ("RMAX", format!("{}u", dk.div_ceil(lanes))),
+                ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
             ];
-            let body = format!("{COMMON}\n{RECURRENT}");
-            b.dispatch(
+            let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]];
+            launch(
+                b,
                 &key,
-                &body,
+                RECURRENT,
                 &consts,
                 bytemuck::bytes_of(&p),
-                &[i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]],
-                grid((nv * ntiles) as u32),
+                &tensors,
+                nv * ntiles,
             )
         }
         Op::GdnChunked => {
             let nchunks = t.div_ceil(GDN_CHUNK);
             p.n = nchunks as u32;
             let pre = b.scratch("gdn_chunk_prep", DType::F32, nchunks * nv * PB)?;
+            bindings.push(write("pre", DType::F32));
             let key = KernelKey {
                 entry: "gdn_chunk_prep",
-                bindings: vec![
-                    read("qkv", dt(0)),
-                    read("b", dt(1)),
-                    read("a", dt(2)),
-                    read("a_log", dt(3)),
-                    read("dt_bias", dt(4)),
-                    write("pre", DType::F32),
-                ],
+                bindings,
                 variant: String::new(),
             };
             let consts = [
@@ -192,15 +184,9 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
                 ("NT", format!("{NT}u")),
                 ("DS", format!("{DS}u")),
             ];
-            let body = format!("{COMMON}\n{PREP}");
-            b.dispatch(
-                &key,
-                &body,
-                &consts,
-                bytemuck::bytes_of(&p),
-                &[i[0], i[1], i[2], i[3], i[4], &pre],
-                grid((nchunks * nv) as u32),
-            )?;
+            let tensors = [i[0], i[1], i[2], i[3], i[4], &pre];
+            launch(b, &key, PREP, &consts, bytemuck::bytes_of(&p), &tensors, nchunks * nv)?;
+
             let ntiles = dv.div_ceil(TJ_SCAN);
             let sp = ScanParams {
                 base: p,
@@ -216,25 +202,37 @@ pub(super) fn record_impl(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
                     write("o", o[0].dtype),
                     write("state_out", DType::F32),
                 ],
-                variant: format!("dk{dk}{}", if boundary_bug { "_boundary_bug" } else { "" }),
+                variant: format!("dk{dk}"),
             };
             let consts = [
                 ("C", format!("{GDN_CHUNK}u")),
                 ("NT", format!("{NT}u")),
                 ("TJ", format!("{TJ_SCAN}u")),
                 ("DK", format!("{dk}u")),
-                ("TEETH", format!("{}u", boundary_bug as u32)),
             ];
-            let body = format!("{COMMON}\n{SCAN}");
-            b.dispatch(
-                &key,
-                &body,
-                &consts,
-                bytemuck::bytes_of(&sp),
-                &[i[0], &pre, i[5], o[0], o[1]],
-                grid((nv * ntiles) as u32),
-            )
+            let tensors = [i[0], &pre, i[5], o[0], o[1]];
+            launch(b, &key, SCAN, &consts, bytemuck::bytes_of(&sp), &tensors, nv * ntiles)
         }
         _ => unreachable!("gdn::record got {}", op.name()),
     }
+}
+
+/// One of the three kernels: gdn.wgsl's helpers, then `src`; `groups` workgroups.
+fn launch(
+    b: &WgpuBackend,
+    key: &KernelKey,
+    src: &str,
+    consts: &[(&str, String)],
+    params: &[u8],
+    tensors: &[&Tensor],
+    groups: usize,
+) -> Result<()> {
+    b.dispatch(
+        key,
+        &format!("{COMMON}\n{src}"),
+        consts,
+        params,
+        tensors,
+        grid(groups as u32),
+    )
 }

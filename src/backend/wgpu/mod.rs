@@ -5,23 +5,23 @@
 //! forward step is one submit. Params go to a uniform arena (one 256-byte slot per dispatch) that is
 //! written once per submit.
 mod attention;
-mod attn_gate;
 mod bandwidth;
+mod causal_conv1d;
 mod context;
-mod conv1d;
 mod elementwise;
-mod embed;
-mod gated_norm;
+mod embedding;
+mod gated_attention;
 mod gdn;
 pub mod kernel;
 mod linear;
-mod norm;
-mod norm_rope;
 pub mod portability;
 mod profile;
 mod qlayout;
 mod quant;
 mod reduce;
+mod rms_norm;
+mod rms_norm_gated;
+mod rms_norm_rope;
 mod rope;
 mod shaders;
 mod tuning;
@@ -65,19 +65,19 @@ impl Backend for WgpuBackend {
             return Support::No(r);
         }
         match &desc.op {
-            Op::Embedding | Op::EmbeddingShard { .. } => embed::supports(self, desc),
-            Op::RmsNorm { .. } => norm::supports(self, desc),
-            Op::RmsNormRope { .. } => norm_rope::supports(self, desc),
-            Op::AddRmsNorm { .. } => norm::supports(self, desc),
+            Op::Embedding | Op::EmbeddingShard { .. } => embedding::supports(self, desc),
+            Op::RmsNorm { .. } => rms_norm::supports(self, desc),
+            Op::RmsNormRope { .. } => rms_norm_rope::supports(self, desc),
+            Op::AddRmsNorm { .. } => rms_norm::supports(self, desc),
             Op::Linear => linear::supports(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
             Op::Attention { .. } => attention::supports(self, desc),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::supports(self, desc),
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::supports(self, desc),
-            Op::CausalConv1d | Op::CausalConv1dUpdate => conv1d::supports(self, desc),
+            Op::CausalConv1d | Op::CausalConv1dUpdate => causal_conv1d::supports(self, desc),
             Op::GdnRecurrent | Op::GdnChunked => gdn::supports(self, desc),
-            Op::RmsNormGated { .. } => gated_norm::supports(self, desc),
-            Op::GatedAttention { .. } => attn_gate::supports(self, desc),
+            Op::RmsNormGated { .. } => rms_norm_gated::supports(self, desc),
+            Op::GatedAttention { .. } => gated_attention::supports(self, desc),
         }
     }
 
@@ -103,19 +103,19 @@ impl Backend for WgpuBackend {
         }
         let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
         match op {
-            Op::Embedding | Op::EmbeddingShard { .. } => embed::record(self, op, inputs, outputs),
-            Op::RmsNorm { .. } => norm::record(self, op, inputs, outputs),
-            Op::RmsNormRope { .. } => norm_rope::record(self, op, inputs, outputs),
-            Op::AddRmsNorm { .. } => norm::record_add(self, op, inputs, outputs),
+            Op::Embedding | Op::EmbeddingShard { .. } => embedding::record(self, op, inputs, outputs),
+            Op::RmsNorm { .. } => rms_norm::record(self, op, inputs, outputs),
+            Op::RmsNormRope { .. } => rms_norm_rope::record(self, op, inputs, outputs),
+            Op::AddRmsNorm { .. } => rms_norm::record_add(self, op, inputs, outputs),
             Op::Linear => linear::record(self, op, inputs, outputs),
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::record(self, op, inputs, outputs),
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::record(self, op, inputs, outputs),
-            Op::CausalConv1d | Op::CausalConv1dUpdate => conv1d::record(self, op, inputs, outputs),
+            Op::CausalConv1d | Op::CausalConv1dUpdate => causal_conv1d::record(self, op, inputs, outputs),
             Op::GdnRecurrent | Op::GdnChunked => gdn::record(self, op, inputs, outputs),
-            Op::RmsNormGated { .. } => gated_norm::record(self, op, inputs, outputs),
-            Op::GatedAttention { .. } => attn_gate::record(self, op, inputs, outputs),
+            Op::RmsNormGated { .. } => rms_norm_gated::record(self, op, inputs, outputs),
+            Op::GatedAttention { .. } => gated_attention::record(self, op, inputs, outputs),
         }
     }
 

@@ -10,34 +10,48 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 46] = [
+pub const FILES: [(&str, &str); 51] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
+    ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
     (
         "attention_decode.wgsl",
         include_str!("../../../shaders/attention_decode.wgsl"),
     ),
     (
+        "attention_decode_loop.wgsl",
+        include_str!("../../../shaders/attention_decode_loop.wgsl"),
+    ),
+    (
         "attention_prefill.wgsl",
         include_str!("../../../shaders/attention_prefill.wgsl"),
     ),
-    ("attn_gate.wgsl", include_str!("../../../shaders/attn_gate.wgsl")),
     (
-        "attn_gate_decode.wgsl",
-        include_str!("../../../shaders/attn_gate_decode.wgsl"),
-    ),
-    (
-        "attn_gate_prefill.wgsl",
-        include_str!("../../../shaders/attn_gate_prefill.wgsl"),
+        "attention_prefill_loop.wgsl",
+        include_str!("../../../shaders/attention_prefill_loop.wgsl"),
     ),
     ("bandwidth.wgsl", include_str!("../../../shaders/bandwidth.wgsl")),
     ("bandwidth_v4.wgsl", include_str!("../../../shaders/bandwidth_v4.wgsl")),
+    (
+        "causal_conv1d.wgsl",
+        include_str!("../../../shaders/causal_conv1d.wgsl"),
+    ),
     ("common.wgsl", include_str!("../../../shaders/common.wgsl")),
-    ("conv1d.wgsl", include_str!("../../../shaders/conv1d.wgsl")),
     ("convert.wgsl", include_str!("../../../shaders/convert.wgsl")),
     ("elementwise.wgsl", include_str!("../../../shaders/elementwise.wgsl")),
     ("embedding.wgsl", include_str!("../../../shaders/embedding.wgsl")),
-    ("gated_norm.wgsl", include_str!("../../../shaders/gated_norm.wgsl")),
+    (
+        "gated_attention.wgsl",
+        include_str!("../../../shaders/gated_attention.wgsl"),
+    ),
+    (
+        "gated_attention_decode.wgsl",
+        include_str!("../../../shaders/gated_attention_decode.wgsl"),
+    ),
+    (
+        "gated_attention_prefill.wgsl",
+        include_str!("../../../shaders/gated_attention_prefill.wgsl"),
+    ),
     ("gdn.wgsl", include_str!("../../../shaders/gdn.wgsl")),
     (
         "gdn_chunk_prep.wgsl",
@@ -55,7 +69,6 @@ pub const FILES: [(&str, &str); 46] = [
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
     ("matvec.wgsl", include_str!("../../../shaders/matvec.wgsl")),
-    ("norm_rope.wgsl", include_str!("../../../shaders/norm_rope.wgsl")),
     ("q4_0.wgsl", include_str!("../../../shaders/q4_0.wgsl")),
     ("q4_1.wgsl", include_str!("../../../shaders/q4_1.wgsl")),
     ("q4_k.wgsl", include_str!("../../../shaders/q4_k.wgsl")),
@@ -72,11 +85,24 @@ pub const FILES: [(&str, &str); 46] = [
     ("qmatvec.wgsl", include_str!("../../../shaders/qmatvec.wgsl")),
     ("qmatvec_xs.wgsl", include_str!("../../../shaders/qmatvec_xs.wgsl")),
     ("rms_norm.wgsl", include_str!("../../../shaders/rms_norm.wgsl")),
+    (
+        "rms_norm_gated.wgsl",
+        include_str!("../../../shaders/rms_norm_gated.wgsl"),
+    ),
+    (
+        "rms_norm_rope.wgsl",
+        include_str!("../../../shaders/rms_norm_rope.wgsl"),
+    ),
+    (
+        "rms_norm_rows.wgsl",
+        include_str!("../../../shaders/rms_norm_rows.wgsl"),
+    ),
     ("rope.wgsl", include_str!("../../../shaders/rope.wgsl")),
     ("sg_sum.wgsl", include_str!("../../../shaders/sg_sum.wgsl")),
     ("softmax.wgsl", include_str!("../../../shaders/softmax.wgsl")),
     ("swiglu_pairs.wgsl", include_str!("../../../shaders/swiglu_pairs.wgsl")),
     ("topk.wgsl", include_str!("../../../shaders/topk.wgsl")),
+    ("wg_sum.wgsl", include_str!("../../../shaders/wg_sum.wgsl")),
     ("xlimbs.wgsl", include_str!("../../../shaders/xlimbs.wgsl")),
 ];
 

@@ -1,4 +1,4 @@
-//! causal_conv1d, causal_conv1d_update: shaders/conv1d.wgsl. One work item per output element
+//! causal_conv1d, causal_conv1d_update: shaders/causal_conv1d.wgsl. One work item per output element
 //! (prefill, plus one per state element) or per channel (the decode update).
 use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
@@ -7,7 +7,7 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/conv1d.wgsl");
+const SRC: &str = include_str!("../../../shaders/causal_conv1d.wgsl");
 const WG: u32 = 128;
 
 #[repr(C)]
@@ -38,7 +38,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let (entry, n) = match op {
         Op::CausalConv1d => ("causal_conv1d", (t + k - 1) * c),
         Op::CausalConv1dUpdate => ("causal_conv1d_update", c),
-        _ => unreachable!("conv1d::record got {}", op.name()),
+        _ => unreachable!("causal_conv1d::record got {}", op.name()),
     };
     let key = KernelKey {
         entry,

@@ -5,7 +5,7 @@ use crate::error::Result;
 
 /// The shapes of one call: T tokens, Hq query heads, Hkv kv heads, head_dim Dh, rotary dims R.
 #[derive(Clone, Copy, Debug)]
-pub struct AttnGateDims {
+pub struct GatedAttentionDims {
     pub t: usize,
     pub hq: usize,
     pub hkv: usize,
@@ -33,7 +33,7 @@ pub fn qk_preamble(
     kn: &[f32],
     cos: &[f32],
     sin: &[f32],
-    d: AttnGateDims,
+    d: GatedAttentionDims,
     eps: f32,
 ) -> Result<(Vec<f32>, Vec<f32>)> {
     let pos: Vec<u32> = (d.n_past..d.n_past + d.t).map(|p| p as u32).collect();
@@ -61,7 +61,7 @@ pub fn qk_preamble(
 }
 
 /// attention(q, caches) * sigmoid(gate), the caches already holding rows 0..n_past+T. f64 gate.
-pub fn gated_attention(q: &[f32], gate: &[f32], kc: &[f32], vc: &[f32], d: AttnGateDims, scale: f32) -> Vec<f32> {
+pub fn gated_attention(q: &[f32], gate: &[f32], kc: &[f32], vc: &[f32], d: GatedAttentionDims, scale: f32) -> Vec<f32> {
     let att = attention(q, kc, vc, d.t, d.hq, d.hkv, d.dh, d.n_past, scale);
     att.iter()
         .zip(gate)

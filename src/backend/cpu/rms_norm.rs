@@ -19,7 +19,7 @@ pub fn rms_norm_gated(x: &[f32], z: &[f32], w: &[f32], d: usize, eps: f32) -> Ve
         let ms: f64 = xr.iter().map(|&v| v as f64 * v as f64).sum::<f64>() / d as f64;
         let inv = 1.0 / (ms + eps as f64).sqrt();
         for j in 0..d {
-            yr[j] = (xr[j] as f64 * inv * w[j] as f64 * super::conv::silu(zr[j] as f64)) as f32;
+            yr[j] = (xr[j] as f64 * inv * w[j] as f64 * super::causal_conv1d::silu(zr[j] as f64)) as f32;
         }
     }
     y

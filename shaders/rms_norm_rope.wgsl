@@ -1,7 +1,8 @@
 // Fused per-head RMSNorm + NeoX RoPE (the q/k preamble of Qwen3 attention):
 //   n = x / sqrt(mean(x^2) + eps) * w;  y[i] = n[i] c - n[i+R/2] s,  y[i+R/2] = n[i+R/2] c + n[i] s
 // for i < R/2 with (c, s) = tables[pos[t], i]; dims past R pass through normed.
-// One workgroup per (token, head) row of Dh. Bindings: x, w, pos, cos, sin (read), y (write).
+// One workgroup per (token, head) row of Dh; the sum of squares is reduced by inv_rms (wg_sum.wgsl).
+// Bindings: x, w, pos, cos, sin (read), y (write).
 
 struct Params {
     offs: array<vec4<u32>, 2>,
@@ -16,30 +17,19 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
-var<workgroup> red: array<f32, WG>;
+fn norm_in(i: u32) -> f32 {
+    return ld_x(i);
+}
 
 @compute @workgroup_size(WG)
-fn norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-             @builtin(local_invocation_index) lid: u32) {
+fn rms_norm_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) lid: u32) {
     let row = group_index(wid, nwg);
     if (row >= p.rows) {
         return;
     }
     let base = row * p.d;
-    var ss = 0.0;
-    for (var j = lid; j < p.d; j += WG) {
-        let v = ld_x(base + j);
-        ss += v * v;
-    }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.d) + p.eps);
+    let inv = inv_rms(base, lid);
     let half = p.rot / 2u;
     let pos = ld_pos(row / p.heads);
     let ok = pos < p.max_pos;

@@ -1,5 +1,7 @@
-//! rms_norm_rope (fused per-head q/k norm + RoPE): shaders/norm_rope.wgsl.
+//! rms_norm_rope (fused per-head q/k norm + RoPE): shaders/rms_norm_rope.wgsl, with
+//! shaders/wg_sum.wgsl prepended (rms_norm.rs `WG_SUM`).
 use super::kernel::{grid, read, write, KernelKey};
+use super::rms_norm::WG_SUM;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -7,7 +9,7 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/norm_rope.wgsl");
+const SRC: &str = include_str!("../../../shaders/rms_norm_rope.wgsl");
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -34,7 +36,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let (t, h, d) = (i[0].shape[0], i[0].shape[1], i[0].shape[2]);
     let wg: u32 = if d > 128 { 128 } else { 64 };
     let key = KernelKey {
-        entry: "norm_rope",
+        entry: "rms_norm_rope",
         bindings: vec![
             read("x", i[0].dtype),
             read("w", i[1].dtype),
@@ -58,7 +60,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     b.dispatch(
         &key,
-        SRC,
+        &format!("{WG_SUM}\n{SRC}"),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], i[3], i[4], o[0]],

@@ -7,15 +7,16 @@
 // are read from the cache; new rows come from k / v (every workgroup normalises the ones it needs;
 // the first query head of each kv group writes its own tokens' rows, so no row is both read and
 // written by different workgroups).
-//   attn_gate_decode  (T == 1): one workgroup of NTD per query head; the new key / value in
-//                     workgroup memory, cached keys in chunks of NTD (as attention_decode.wgsl)
-//   attn_gate_prefill (T > 1): one workgroup of NTP per (block of BQ queries, query head), key
-//                     blocks of BK staged, online softmax (as attention_prefill.wgsl)
-// This file (Params, helpers) is prepended to attn_gate_decode.wgsl or attn_gate_prefill.wgsl.
+//   gated_attention_decode  (T == 1): one workgroup of NT per query head; the new key / value in
+//                           workgroup memory, cached keys in chunks of NT (attention_decode_loop.wgsl)
+//   gated_attention_prefill (T > 1): one workgroup of NT per (block of BQ queries, query head), key
+//                           blocks of BK staged, online softmax (attention_prefill_loop.wgsl)
+// This file (Params) comes with the loop file and gated_attention_decode.wgsl or
+// gated_attention_prefill.wgsl (gated_attention.rs).
 // Bindings: qg, k, v, qn, kn, cos, sin (read), o, kc, vc (write; kc/vc are in-out).
-// Constants: DH4 (Dh / 4); NTD (decode); NTP, BQ, BK, TM, TN (prefill). ld4_kc / ld4_vc /
-// rnd_kc / rnd_vc come from attn_gate.rs (per dtype). The output is stored in o's own dtype
-// (st_o / st2_o, generated from the output binding).
+// Constants: DH4 (Dh / 4), NT; BQ, BK, TM, TN (prefill). ld4_kc / ld4_vc / rnd_kc / rnd_vc come
+// from gated_attention.rs (per dtype). The output is stored in o's own dtype (st_o / st2_o,
+// generated from the output binding).
 
 struct Params {
     offs: array<vec4<u32>, 3>,
@@ -33,9 +34,3 @@ struct Params {
     _pad1: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
-
-const NEG = -1.0e30;     // masked score; exp(NEG - m) == 0 for any real m
-
-fn sigmoid(x: f32) -> f32 {
-    return 1.0 / (1.0 + exp(-x));
-}

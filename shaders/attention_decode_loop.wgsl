@@ -1,0 +1,96 @@
+// The key loop of decode attention, used by attention_decode (attention_decode.wgsl) and
+// gated_attention_decode (gated_attention_decode.wgsl); attention.rs and gated_attention.rs put it
+// in front of the kernel. One workgroup of NT threads attends one query, already scaled in q_s, to
+// keys 0..kv_len, walked in chunks of NT (one key per thread). Per chunk:
+//   1. scores: thread j dots q_s with key c0 + j (the kernel's decode_score)
+//   2. chunk max: two-level reduction (NG groups of GS) in workgroup memory
+//   3. probabilities p_j = exp(s_j - m) back into sc_s; every thread rescales by the same alpha,
+//      so the running max m is one value for the whole workgroup (no per-thread rescale later)
+//   4. P.V: thread (r, c4) owns vec4 c4 of the output and the keys j = r (mod R) of the chunk;
+//      a V row (the kernel's decode_value) is read by DH4 adjacent threads (coalesced)
+// At the end the R partial outputs and the NT partial sums are added in workgroup memory.
+// The kernel gives Params p (hkv, dh, ...) and
+//   fn decode_score(key: u32, kbase: u32) -> f32               q_s . key row `key` of kv head kbase
+//   fn decode_value(key: u32, kbase: u32, c4: u32) -> vec4<f32>  vec4 c4 of that value row
+// Constants: DH4 (head_dim / 4), NT (workgroup size, DH4 <= NT).
+
+const NEG = -1.0e30;     // masked score; exp(NEG - m) == 0 for any real m
+const R = NT / DH4;      // key subsets in the P.V phase
+const NG = 16u;          // reduction groups
+const GS = NT / NG;      // scores per reduction group
+
+var<workgroup> q_s: array<vec4<f32>, DH4>;
+var<workgroup> sc_s: array<f32, NT>;
+var<workgroup> red_s: array<f32, NG>;
+var<workgroup> acc_s: array<vec4<f32>, NT>;
+
+// softmax(q_s . K) V over keys 0..kv_len of the kv head whose rows start at kbase: output vec4 tid
+// for tid < DH4 (zeros for the other threads). Every thread calls it (barriers); q_s is staged.
+fn decode_attend(tid: u32, kv_len: u32, kbase: u32) -> vec4<f32> {
+    let r = tid / DH4;
+    let c4 = tid % DH4;
+    var m = NEG;
+    var l = 0.0;                 // this thread's share of the softmax denominator
+    var acc = vec4<f32>(0.0);    // this thread's share of output vec4 c4
+    let nchunks = (kv_len + NT - 1u) / NT;
+    for (var c = 0u; c < nchunks; c++) {
+        let c0 = c * NT;
+        let cnt = min(NT, kv_len - c0);
+        var s = NEG;
+        if (tid < cnt) {
+            s = decode_score(c0 + tid, kbase);
+        }
+        sc_s[tid] = s;
+        workgroupBarrier();
+        if (tid < NG) {
+            var mx = NEG;
+            for (var j = tid * GS; j < tid * GS + GS; j++) {
+                mx = max(mx, sc_s[j]);
+            }
+            red_s[tid] = mx;
+        }
+        workgroupBarrier();
+        var cmax = NEG;
+        for (var g = 0u; g < NG; g++) {
+            cmax = max(cmax, red_s[g]);
+        }
+        let m_new = max(m, cmax);
+        let alpha = exp(m - m_new);
+        m = m_new;
+        let pj = select(0.0, exp(s - m_new), tid < cnt);
+        l = l * alpha + pj;
+        acc *= alpha;
+        sc_s[tid] = pj;
+        workgroupBarrier();
+        if (r < R) {
+            for (var j = r; j < cnt; j += R) {
+                acc += sc_s[j] * decode_value(c0 + j, kbase, c4);
+            }
+        }
+        workgroupBarrier();
+    }
+
+    sc_s[tid] = l;
+    acc_s[tid] = acc;
+    workgroupBarrier();
+    if (tid < NG) {
+        var sum = 0.0;
+        for (var j = tid * GS; j < tid * GS + GS; j++) {
+            sum += sc_s[j];
+        }
+        red_s[tid] = sum;
+    }
+    workgroupBarrier();
+    var o = vec4<f32>(0.0);
+    if (tid < DH4) {
+        var z = 0.0;
+        for (var g = 0u; g < NG; g++) {
+            z += red_s[g];
+        }
+        for (var rr = 0u; rr < R; rr++) {
+            o += acc_s[rr * DH4 + tid];
+        }
+        o = o / z;
+    }
+    return o;
+}

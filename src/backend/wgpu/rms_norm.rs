@@ -1,0 +1,115 @@
+//! rms_norm (shaders/rms_norm.wgsl; also per-head q/k norm, rows of head_dim) and add_rms_norm
+//! (shaders/add_rms_norm.wgsl). One workgroup per row. `dispatch_rows` serves rms_norm_gated too
+//! and prepends shaders/rms_norm_rows.wgsl (their Params); every norm kernel, rms_norm_rope
+//! included, has shaders/wg_sum.wgsl (`WG_SUM`, the workgroup reduction of the sum of squares).
+use super::kernel::{grid, read, write, Binding, KernelKey};
+use super::{Support, WgpuBackend};
+use crate::error::Result;
+use crate::op::{Op, OpDesc};
+use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
+
+const SRC: &str = include_str!("../../../shaders/rms_norm.wgsl");
+const ADD_SRC: &str = include_str!("../../../shaders/add_rms_norm.wgsl");
+const ROWS: &str = include_str!("../../../shaders/rms_norm_rows.wgsl");
+pub(super) const WG_SUM: &str = include_str!("../../../shaders/wg_sum.wgsl");
+
+/// Params of rms_norm, add_rms_norm and rms_norm_gated (shaders/rms_norm_rows.wgsl).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    rows: u32,
+    d: u32,
+    eps: f32,
+    unit_offset: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 48);
+
+pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
+    Support::Yes
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::RmsNorm { eps, unit_offset } = *op else {
+        unreachable!()
+    };
+    let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
+    dispatch_rows(
+        b,
+        "rms_norm",
+        SRC,
+        bindings,
+        &[i[0], i[1], o[0]],
+        i[1].shape[0],
+        eps,
+        unit_offset,
+    )
+}
+
+/// add_rms_norm: sum = a + b, y = rms_norm(sum).
+pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::AddRmsNorm { eps, unit_offset } = *op else {
+        unreachable!()
+    };
+    let bindings = vec![
+        read("a", i[0].dtype),
+        read("b", i[1].dtype),
+        read("w", i[2].dtype),
+        write("sum", o[0].dtype),
+        write("y", o[1].dtype),
+    ];
+    let tensors = [i[0], i[1], i[2], o[0], o[1]];
+    dispatch_rows(
+        b,
+        "add_rms_norm",
+        ADD_SRC,
+        bindings,
+        &tensors,
+        i[2].shape[0],
+        eps,
+        unit_offset,
+    )
+}
+
+/// One workgroup per row of `d` elements of `tensors[0]`; the workgroup grows with the row.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn dispatch_rows(
+    b: &WgpuBackend,
+    entry: &'static str,
+    src: &str,
+    bindings: Vec<Binding>,
+    tensors: &[&Tensor],
+    d: usize,
+    eps: f32,
+    unit_offset: bool,
+) -> Result<()> {
+    let rows = tensors[0].numel() / d;
+    let wg: u32 = if d >= 1024 {
+        256
+    } else if d >= 256 {
+        128
+    } else {
+        64
+    };
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: format!("wg{wg}"),
+    };
+    let p = Params {
+        offs: [0; 8],
+        rows: rows as u32,
+        d: d as u32,
+        eps,
+        unit_offset: unit_offset as u32,
+    };
+    b.dispatch(
+        &key,
+        &format!("{ROWS}\n{WG_SUM}\n{src}"),
+        &[("WG", format!("{wg}u"))],
+        bytemuck::bytes_of(&p),
+        tensors,
+        grid(rows as u32),
+    )
+}
