@@ -15,12 +15,6 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const HEAD: &str = include_str!("../../../shaders/attention.wgsl");
-const DECODE: &str = include_str!("../../../shaders/attention_decode.wgsl");
-const PREFILL: &str = include_str!("../../../shaders/attention_prefill.wgsl");
-pub(super) const DECODE_LOOP: &str = include_str!("../../../shaders/attention_decode_loop.wgsl");
-pub(super) const PREFILL_LOOP: &str = include_str!("../../../shaders/attention_prefill_loop.wgsl");
-
 /// Decode workgroup size (keys per chunk). head_dim / 4 must not exceed it.
 pub(super) const DECODE_NT: usize = 256;
 /// Prefill workgroup size.
@@ -157,7 +151,8 @@ pub(super) fn supports_kernels(b: &WgpuBackend, desc: &OpDesc, t: usize, dh: usi
 
 /// The kernel `record` dispatches for T queries, with its specialization.
 pub(super) struct Plan {
-    /// decode (T == 1; the *_decode kernel after DECODE_LOOP) or prefill (PREFILL_LOOP)
+    /// decode (T == 1; the *_decode kernel after attention_decode_loop.wgsl) or prefill (after
+    /// attention_prefill_loop.wgsl)
     pub decode: bool,
     /// query blocks (1 for decode)
     pub nqb: usize,
@@ -167,11 +162,11 @@ pub(super) struct Plan {
 
 impl Plan {
     /// The shared key loop the kernel calls.
-    pub fn loop_src(&self) -> &'static str {
+    pub fn loop_src<'a>(&self, b: &'a WgpuBackend) -> &'a str {
         if self.decode {
-            DECODE_LOOP
+            b.source("attention_decode_loop.wgsl")
         } else {
-            PREFILL_LOOP
+            b.source("attention_prefill_loop.wgsl")
         }
     }
 
@@ -257,12 +252,16 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("o", o[0].dtype),
     ];
     let plan = plan(b, op, t, dh)?;
-    let mut body = String::from(HEAD);
+    let mut body = String::from(b.source("attention.wgsl"));
     for (slot, bd) in bindings.iter().take(3).enumerate() {
         body.push_str(&ld4(bd.name, slot, bd.dtype));
     }
-    body.push_str(plan.loop_src());
-    body.push_str(if plan.decode { DECODE } else { PREFILL });
+    body.push_str(plan.loop_src(b));
+    body.push_str(if plan.decode {
+        b.source("attention_decode.wgsl")
+    } else {
+        b.source("attention_prefill.wgsl")
+    });
     let p = Params {
         offs: [0; 8],
         t: t as u32,

@@ -7,7 +7,6 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/causal_conv1d.wgsl");
 const WG: u32 = 128;
 
 #[repr(C)]
@@ -60,7 +59,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     b.dispatch(
         &key,
-        SRC,
+        b.source("causal_conv1d.wgsl"),
         &[("WG", format!("{WG}u"))],
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], o[0], o[1]],

@@ -7,9 +7,6 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/elementwise.wgsl");
-const CONVERT: &str = include_str!("../../../shaders/convert.wgsl");
-const SWIGLU_PAIRS: &str = include_str!("../../../shaders/swiglu_pairs.wgsl");
 const WG: u32 = 128;
 
 #[repr(C)]
@@ -30,19 +27,19 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let (entry, src, bindings, tensors) = match op {
         Op::SwiGlu if i.len() == 1 => (
             "swiglu_pairs",
-            SWIGLU_PAIRS,
+            b.source("swiglu_pairs.wgsl"),
             vec![read("x", i[0].dtype), write("y", o[0].dtype)],
             vec![i[0], o[0]],
         ),
         Op::SwiGlu | Op::Add => (
             if *op == Op::Add { "add" } else { "swiglu" },
-            SRC,
+            b.source("elementwise.wgsl"),
             vec![read("a", i[0].dtype), read("b", i[1].dtype), write("y", o[0].dtype)],
             vec![i[0], i[1], o[0]],
         ),
         Op::Cast | Op::Copy => (
             if *op == Op::Cast { "convert" } else { "copy" },
-            CONVERT,
+            b.source("convert.wgsl"),
             vec![read("x", i[0].dtype), write("y", o[0].dtype)],
             vec![i[0], o[0]],
         ),

@@ -10,7 +10,6 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SRC: &str = include_str!("../../../shaders/embedding.wgsl");
 const WG: u32 = 128;
 
 #[repr(C)]
@@ -73,7 +72,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
     b.dispatch(
         &key,
-        SRC,
+        b.source("embedding.wgsl"),
         &consts,
         bytemuck::bytes_of(&p),
         &[table, ids, y],

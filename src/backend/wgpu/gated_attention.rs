@@ -14,10 +14,6 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const HEAD: &str = include_str!("../../../shaders/gated_attention.wgsl");
-const DECODE: &str = include_str!("../../../shaders/gated_attention_decode.wgsl");
-const PREFILL: &str = include_str!("../../../shaders/gated_attention_prefill.wgsl");
-
 /// Tensors bound by both kernels.
 const BINDINGS: usize = 10;
 
@@ -108,11 +104,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     ];
     debug_assert!(bindings.len() == BINDINGS && bindings[8].access == Access::Write);
     let plan = plan(b, op, t, dh)?;
-    let mut body = String::from(HEAD);
+    let mut body = String::from(b.source("gated_attention.wgsl"));
     body.push_str(&cache_helpers("kc", 8, o[1].dtype));
     body.push_str(&cache_helpers("vc", 9, o[2].dtype));
-    body.push_str(plan.loop_src());
-    body.push_str(if plan.decode { DECODE } else { PREFILL });
+    body.push_str(plan.loop_src(b));
+    body.push_str(if plan.decode {
+        b.source("gated_attention_decode.wgsl")
+    } else {
+        b.source("gated_attention_prefill.wgsl")
+    });
     let p = Params {
         offs: [0; 12],
         t: t as u32,

@@ -13,11 +13,6 @@ use crate::op::{gdn_dims, Op, OpDesc, GDN_CHUNK};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const COMMON: &str = include_str!("../../../shaders/gdn.wgsl");
-const RECURRENT: &str = include_str!("../../../shaders/gdn_recurrent.wgsl");
-const PREP: &str = include_str!("../../../shaders/gdn_chunk_prep.wgsl");
-const SCAN: &str = include_str!("../../../shaders/gdn_chunk_scan.wgsl");
-
 /// Workgroup size of all three kernels.
 const NT: usize = 256;
 /// Value columns per workgroup: recurrent, chunk scan.
@@ -162,7 +157,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
             launch(
                 b,
                 &key,
-                RECURRENT,
+                b.source("gdn_recurrent.wgsl"),
                 &consts,
                 bytemuck::bytes_of(&p),
                 &tensors,
@@ -185,7 +180,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
                 ("DS", format!("{DS}u")),
             ];
             let tensors = [i[0], i[1], i[2], i[3], i[4], &pre];
-            launch(b, &key, PREP, &consts, bytemuck::bytes_of(&p), &tensors, nchunks * nv)?;
+            launch(
+                b,
+                &key,
+                b.source("gdn_chunk_prep.wgsl"),
+                &consts,
+                bytemuck::bytes_of(&p),
+                &tensors,
+                nchunks * nv,
+            )?;
 
             let ntiles = dv.div_ceil(TJ_SCAN);
             let sp = ScanParams {
@@ -211,7 +214,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
                 ("DK", format!("{dk}u")),
             ];
             let tensors = [i[0], &pre, i[5], o[0], o[1]];
-            launch(b, &key, SCAN, &consts, bytemuck::bytes_of(&sp), &tensors, nv * ntiles)
+            launch(
+                b,
+                &key,
+                b.source("gdn_chunk_scan.wgsl"),
+                &consts,
+                bytemuck::bytes_of(&sp),
+                &tensors,
+                nv * ntiles,
+            )
         }
         _ => unreachable!("gdn::record got {}", op.name()),
     }
@@ -229,7 +240,7 @@ fn launch(
 ) -> Result<()> {
     b.dispatch(
         key,
-        &format!("{COMMON}\n{src}"),
+        &format!("{}\n{src}", b.source("gdn.wgsl")),
         consts,
         params,
         tensors,

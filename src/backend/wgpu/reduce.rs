@@ -12,10 +12,6 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-const SOFTMAX: &str = include_str!("../../../shaders/softmax.wgsl");
-const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
-const TOPK: &str = include_str!("../../../shaders/topk.wgsl");
-
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
@@ -74,7 +70,7 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
     if chunks == 1 {
         return b.dispatch(
             &mk("argmax"),
-            ARGMAX,
+            b.source("argmax.wgsl"),
             &consts,
             bytemuck::bytes_of(&p),
             &t,
@@ -83,7 +79,7 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
     }
     b.dispatch(
         &mk("argmax_partial"),
-        ARGMAX,
+        b.source("argmax.wgsl"),
         &consts,
         bytemuck::bytes_of(&p),
         &t,
@@ -91,7 +87,7 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
     )?;
     b.dispatch(
         &mk("argmax_final"),
-        ARGMAX,
+        b.source("argmax.wgsl"),
         &consts,
         bytemuck::bytes_of(&p),
         &t,
@@ -107,11 +103,16 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     }
     let wg = workgroup(c);
     let (entry, src, bindings, k) = match *op {
-        Op::Softmax => ("softmax", SOFTMAX, vec![read("x", x.dtype), write("y", o[0].dtype)], 0),
+        Op::Softmax => (
+            "softmax",
+            b.source("softmax.wgsl"),
+            vec![read("x", x.dtype), write("y", o[0].dtype)],
+            0,
+        ),
         Op::Argmax => return argmax(b, x, o[0], wg),
         Op::TopK { k } => (
             "topk",
-            TOPK,
+            b.source("topk.wgsl"),
             vec![read("x", x.dtype), write("vals", o[0].dtype), write("idx", DType::U32)],
             k,
         ),

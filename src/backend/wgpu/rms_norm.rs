@@ -1,18 +1,13 @@
 //! rms_norm (shaders/rms_norm.wgsl; also per-head q/k norm, rows of head_dim) and add_rms_norm
 //! (shaders/add_rms_norm.wgsl). One workgroup per row. `dispatch_rows` serves rms_norm_gated too
 //! and prepends shaders/rms_norm_rows.wgsl (their Params); every norm kernel, rms_norm_rope
-//! included, has shaders/wg_sum.wgsl (`WG_SUM`, the workgroup reduction of the sum of squares).
+//! included, has shaders/wg_sum.wgsl (the workgroup reduction of the sum of squares).
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
-
-const SRC: &str = include_str!("../../../shaders/rms_norm.wgsl");
-const ADD_SRC: &str = include_str!("../../../shaders/add_rms_norm.wgsl");
-const ROWS: &str = include_str!("../../../shaders/rms_norm_rows.wgsl");
-pub(super) const WG_SUM: &str = include_str!("../../../shaders/wg_sum.wgsl");
 
 /// Params of rms_norm, add_rms_norm and rms_norm_gated (shaders/rms_norm_rows.wgsl).
 #[repr(C)]
@@ -38,7 +33,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     dispatch_rows(
         b,
         "rms_norm",
-        SRC,
+        b.source("rms_norm.wgsl"),
         bindings,
         &[i[0], i[1], o[0]],
         i[1].shape[0],
@@ -63,7 +58,7 @@ pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Res
     dispatch_rows(
         b,
         "add_rms_norm",
-        ADD_SRC,
+        b.source("add_rms_norm.wgsl"),
         bindings,
         &tensors,
         i[2].shape[0],
@@ -106,7 +101,7 @@ pub(super) fn dispatch_rows(
     };
     b.dispatch(
         &key,
-        &format!("{ROWS}\n{WG_SUM}\n{src}"),
+        &format!("{}\n{}\n{src}", b.source("rms_norm_rows.wgsl"), b.source("wg_sum.wgsl")),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
         tensors,

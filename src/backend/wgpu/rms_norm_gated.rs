@@ -7,8 +7,6 @@ use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 
-const SRC: &str = include_str!("../../../shaders/rms_norm_gated.wgsl");
-
 pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
     Support::Yes
 }
@@ -22,5 +20,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("y", o[0].dtype),
     ];
     let tensors = [i[0], i[1], i[2], o[0]];
-    dispatch_rows(b, "rms_norm_gated", SRC, bindings, &tensors, i[2].shape[0], eps, false)
+    dispatch_rows(
+        b,
+        "rms_norm_gated",
+        b.source("rms_norm_gated.wgsl"),
+        bindings,
+        &tensors,
+        i[2].shape[0],
+        eps,
+        false,
+    )
 }

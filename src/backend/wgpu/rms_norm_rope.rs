@@ -1,15 +1,12 @@
 //! rms_norm_rope (fused per-head q/k norm + RoPE): shaders/rms_norm_rope.wgsl, with
 //! shaders/wg_sum.wgsl prepended (rms_norm.rs `WG_SUM`).
 use super::kernel::{grid, read, write, KernelKey};
-use super::rms_norm::WG_SUM;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
-
-const SRC: &str = include_str!("../../../shaders/rms_norm_rope.wgsl");
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -60,7 +57,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     b.dispatch(
         &key,
-        &format!("{WG_SUM}\n{SRC}"),
+        &format!("{}\n{}", b.source("wg_sum.wgsl"), b.source("rms_norm_rope.wgsl")),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], i[3], i[4], o[0]],

@@ -5,7 +5,6 @@
 //! and tests that show a patched kernel turns parity cases red); nothing is read after that.
 //!
 //! Also the one source transform two kernel families share: `select_sg`, and with it `sg_sum.wgsl`.
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -156,24 +155,6 @@ impl Sources {
             None => embedded(name),
         }
     }
-
-    /// `body` with every embedded file it contains verbatim replaced by this set's copy, where the
-    /// two differ. Kernel families that still build their body from `include_str!` constants
-    /// rather than from `WgpuBackend::source` get the directory's text this way, at pipeline
-    /// compile time; with the embedded set, or where no file differs, `body` comes back as it is.
-    pub fn substitute<'a>(&self, body: &'a str) -> Cow<'a, str> {
-        let Some(files) = &self.files else {
-            return Cow::Borrowed(body);
-        };
-        let mut out = Cow::Borrowed(body);
-        for (name, text) in FILES {
-            let ours = &files[name];
-            if ours != text && !text.is_empty() && out.contains(text) {
-                out = Cow::Owned(out.replace(text, ours));
-            }
-        }
-        out
-    }
 }
 
 /// Keeps the lines of `#ifdef_sg .. #else_sg .. #endif_sg` blocks that belong to `sg` (the
@@ -215,24 +196,23 @@ mod tests {
         assert_eq!(table, on_disk, "shaders.rs FILES vs shaders/");
     }
 
-    /// A directory copy compiles to the same text; a patched file replaces its embedded text.
+    /// A directory copy is read once at open; a patched file's text is what the backend compiles.
     #[test]
-    fn a_directory_copy_substitutes_only_what_differs() {
+    fn a_directory_copy_is_read_at_open() {
         let dir = std::env::temp_dir().join(format!("wgllm-shaders-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         for (name, text) in FILES {
             std::fs::write(dir.join(name), text).unwrap();
         }
-        let body = format!("{}\n{}", embedded("common.wgsl"), embedded("rms_norm.wgsl"));
         let same = Sources::load(&dir).unwrap();
-        assert!(matches!(same.substitute(&body), Cow::Borrowed(_)));
-        let patched = embedded("rms_norm.wgsl").replace("p.eps", "0.0");
-        std::fs::write(dir.join("rms_norm.wgsl"), &patched).unwrap();
+        assert_eq!(same.get("rms_norm.wgsl"), embedded("rms_norm.wgsl"));
+        let patched = embedded("wg_sum.wgsl").replace("+ p.eps", "");
+        assert_ne!(patched, embedded("wg_sum.wgsl"));
+        std::fs::write(dir.join("wg_sum.wgsl"), &patched).unwrap();
         let s = Sources::load(&dir).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_ne!(s.id(), same.id());
-        assert_eq!(s.get("rms_norm.wgsl"), patched);
-        assert_eq!(s.substitute(&body), format!("{}\n{patched}", embedded("common.wgsl")));
+        assert_eq!(s.get("wg_sum.wgsl"), patched);
         assert!(Sources::load(&dir).is_err(), "a missing directory must be an error");
     }
 }

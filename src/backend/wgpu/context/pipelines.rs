@@ -27,10 +27,8 @@ impl WgpuBackend {
                 reason,
             });
         }
-        // a family that built its body from embedded files gets this device's copies here
-        let body = self.sources.substitute(body);
         // naga 30 gates subgroup builtins on the device's capabilities; it rejects `enable subgroups;`
-        let src = kernel::generate_with(self.source("common.wgsl"), key, &body, consts, &[]);
+        let src = kernel::generate_with(self.source("common.wgsl"), key, body, consts, &[]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(&label),
