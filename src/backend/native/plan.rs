@@ -178,7 +178,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             let s = &i[0].shape;
             one(
                 module(
-                    "norm_rope.hip",
+                    "rms_norm_rope.hip",
                     &[("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)],
                 ),
                 "rms_norm_rope",

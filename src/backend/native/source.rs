@@ -22,7 +22,7 @@ pub const FILES: [(&str, &str); 13] = [
     ("embedding.hip", include_str!("../../../hip/embedding.hip")),
     ("gemm.hip", include_str!("../../../hip/gemm.hip")),
     ("matvec.hip", include_str!("../../../hip/matvec.hip")),
-    ("norm_rope.hip", include_str!("../../../hip/norm_rope.hip")),
+    ("rms_norm_rope.hip", include_str!("../../../hip/rms_norm_rope.hip")),
     ("rms_norm.hip", include_str!("../../../hip/rms_norm.hip")),
     ("rope.hip", include_str!("../../../hip/rope.hip")),
     ("softmax.hip", include_str!("../../../hip/softmax.hip")),

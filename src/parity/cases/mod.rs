@@ -3,12 +3,12 @@
 mod attention;
 mod causal_conv1d;
 mod elementwise;
-mod embed;
+mod embedding;
 mod gated_attention;
 mod gdn;
 mod linear;
-mod norm;
 mod reduce;
+mod rms_norm;
 mod rms_norm_gated;
 mod rope;
 
@@ -17,13 +17,13 @@ use super::case::Case;
 /// Every case, in a stable order. Ids are unique (checked by a test).
 pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
-    v.extend(embed::cases());
-    v.extend(norm::cases());
-    v.extend(norm::norm_rope_cases());
-    v.extend(norm::add_norm_cases());
+    v.extend(embedding::cases());
+    v.extend(rms_norm::cases());
+    v.extend(rms_norm::norm_rope_cases());
+    v.extend(rms_norm::add_norm_cases());
     v.extend(linear::cases());
     v.extend(linear::quant_cases());
-    v.extend(embed::quant_cases());
+    v.extend(embedding::quant_cases());
     v.extend(rope::cases());
     v.extend(attention::cases());
     v.extend(elementwise::cases());
