@@ -1,5 +1,7 @@
-// Params of the row norms rms_norm, add_rms_norm and rms_norm_gated (rms_norm.rs `dispatch_rows`
-// prepends it, with wg_sum.wgsl): one workgroup per row of d elements.
+// Params and the row loop of the row norms rms_norm, add_rms_norm and rms_norm_gated (rms_norm.rs
+// `dispatch_rows` prepends it, with wg_sum.wgsl): one workgroup per row of d elements. Each kernel
+// gives `norm_in` (the value the norm is taken over) and `norm_out` (what it stores for element
+// j of the row, with the row's 1/rms); its entry point calls `norm_rows`.
 
 struct Params {
     offs: array<vec4<u32>, 2>,
@@ -17,4 +19,17 @@ fn norm_weight(j: u32) -> f32 {
         g = 1.0 + g;
     }
     return g;
+}
+
+// One workgroup normalizes one row: 1/rms over norm_in (wg_sum.wgsl), then norm_out per element.
+fn norm_rows(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) {
+    let row = group_index(wid, nwg);
+    if (row >= p.rows) {
+        return;
+    }
+    let base = row * p.d;
+    let inv = inv_rms(base, lid);
+    for (var j = lid; j < p.d; j += WG) {
+        norm_out(base + j, j, inv);
+    }
 }

@@ -161,13 +161,15 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    /// The shared key loop the kernel calls.
-    pub fn loop_src<'a>(&self, b: &'a WgpuBackend) -> &'a str {
-        if self.decode {
-            b.source("attention_decode_loop.wgsl")
+    /// The kernel's WGSL: `head` (its Params), its binding helpers, the shared key loop, then the
+    /// decode or prefill kernel of `files` ([decode, prefill]).
+    pub fn body(&self, b: &WgpuBackend, head: &str, helpers: &str, files: [&str; 2]) -> String {
+        let (key_loop, kernel) = if self.decode {
+            ("attention_decode_loop.wgsl", files[0])
         } else {
-            b.source("attention_prefill_loop.wgsl")
-        }
+            ("attention_prefill_loop.wgsl", files[1])
+        };
+        [b.source(head), helpers, b.source(key_loop), b.source(kernel)].concat()
     }
 
     /// Dispatches `entries[0]` (decode) or `entries[1]` (prefill) from `body`, one workgroup per
@@ -252,16 +254,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("o", o[0].dtype),
     ];
     let plan = plan(b, op, t, dh)?;
-    let mut body = String::from(b.source("attention.wgsl"));
-    for (slot, bd) in bindings.iter().take(3).enumerate() {
-        body.push_str(&ld4(bd.name, slot, bd.dtype));
-    }
-    body.push_str(plan.loop_src(b));
-    body.push_str(if plan.decode {
-        b.source("attention_decode.wgsl")
-    } else {
-        b.source("attention_prefill.wgsl")
-    });
+    let helpers: String = (bindings.iter().take(3).enumerate())
+        .map(|(slot, bd)| ld4(bd.name, slot, bd.dtype))
+        .collect();
+    let body = plan.body(
+        b,
+        "attention.wgsl",
+        &helpers,
+        ["attention_decode.wgsl", "attention_prefill.wgsl"],
+    );
     let p = Params {
         offs: [0; 8],
         t: t as u32,

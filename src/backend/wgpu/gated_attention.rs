@@ -104,15 +104,13 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     ];
     debug_assert!(bindings.len() == BINDINGS && bindings[8].access == Access::Write);
     let plan = plan(b, op, t, dh)?;
-    let mut body = String::from(b.source("gated_attention.wgsl"));
-    body.push_str(&cache_helpers("kc", 8, o[1].dtype));
-    body.push_str(&cache_helpers("vc", 9, o[2].dtype));
-    body.push_str(plan.loop_src(b));
-    body.push_str(if plan.decode {
-        b.source("gated_attention_decode.wgsl")
-    } else {
-        b.source("gated_attention_prefill.wgsl")
-    });
+    let helpers = cache_helpers("kc", 8, o[1].dtype) + &cache_helpers("vc", 9, o[2].dtype);
+    let body = plan.body(
+        b,
+        "gated_attention.wgsl",
+        &helpers,
+        ["gated_attention_decode.wgsl", "gated_attention_prefill.wgsl"],
+    );
     let p = Params {
         offs: [0; 12],
         t: t as u32,
