@@ -71,6 +71,15 @@ impl Tile {
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
     offs: [u32; 8],
+    shape: Shape,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
+
+/// The fields both attention Params start with after `offs` (attention.wgsl and
+/// gated_attention.wgsl declare them flat, in this order).
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+pub(super) struct Shape {
     t: u32,
     hq: u32,
     hkv: u32,
@@ -80,7 +89,23 @@ struct Params {
     scale: f32,
     nqb: u32,
 }
-const _: () = assert!(std::mem::size_of::<Params>() == 64);
+const _: () = assert!(std::mem::size_of::<Shape>() == 32);
+
+impl Plan {
+    /// Params' shape fields for T queries over Hq query heads (GQA groups of Hq / Hkv).
+    pub fn shape(&self, t: usize, hq: usize, hkv: usize, dh: usize, n_past: usize, scale: f32) -> Shape {
+        Shape {
+            t: t as u32,
+            hq: hq as u32,
+            hkv: hkv as u32,
+            dh: dh as u32,
+            n_past: n_past as u32,
+            group: (hq / hkv) as u32,
+            scale,
+            nqb: self.nqb as u32,
+        }
+    }
+}
 
 /// (T, Hq, Hkv, Dh) of q [T, Hq, Dh] and k [S, Hkv, Dh].
 fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
@@ -265,14 +290,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     );
     let p = Params {
         offs: [0; 8],
-        t: t as u32,
-        hq: hq as u32,
-        hkv: hkv as u32,
-        dh: dh as u32,
-        n_past: n_past as u32,
-        group: (hq / hkv) as u32,
-        scale,
-        nqb: plan.nqb as u32,
+        shape: plan.shape(t, hq, hkv, dh, n_past, scale),
     };
     let tensors = [i[0], i[1], i[2], o[0]];
     plan.dispatch(

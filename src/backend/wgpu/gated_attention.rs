@@ -5,7 +5,7 @@
 //! One dispatch does the q/k norm, partial RoPE, the cache write, attention and the output gate.
 //! The output binding takes its dtype from the OUTPUT tensor: compiled for the input's dtype it
 //! would write bf16 bits through f32 pointers.
-use super::attention::{plan, supports_kernels, DECODE_NT};
+use super::attention::{plan, supports_kernels, Shape, DECODE_NT};
 use super::kernel::{read, write, Access, Binding};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -26,14 +26,7 @@ fn decode_smem(dh: usize) -> usize {
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct Params {
     offs: [u32; 12],
-    t: u32,
-    hq: u32,
-    hkv: u32,
-    dh: u32,
-    n_past: u32,
-    group: u32,
-    scale: f32,
-    nqb: u32,
+    shape: Shape,
     half: u32,
     eps: f32,
     pad: [u32; 2],
@@ -113,14 +106,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     );
     let p = Params {
         offs: [0; 12],
-        t: t as u32,
-        hq: hq as u32,
-        hkv: hkv as u32,
-        dh: dh as u32,
-        n_past: n_past as u32,
-        group: (hq / hkv) as u32,
-        scale,
-        nqb: plan.nqb as u32,
+        shape: plan.shape(t, hq, hkv, dh, n_past, scale),
         half: (rotary_dim / 2) as u32,
         eps,
         pad: [0; 2],
