@@ -12,9 +12,3 @@ fn norm_in(i: u32) -> f32 {
 fn norm_out(i: u32, j: u32, inv: f32) {
     st_y(i, ld_sum(i) * inv * norm_weight(j));
 }
-
-@compute @workgroup_size(WG)
-fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                @builtin(local_invocation_index) lid: u32) {
-    norm_rows(wid, nwg, lid);
-}

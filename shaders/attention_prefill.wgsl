@@ -42,14 +42,11 @@ fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>) {
     st2_o(orow + d4 * 4u + 2u, o.z, o.w);
 }
 
+// Nothing between staging Q and the key loop (q arrives normed and rotated).
+fn prefill_prepare(tid: u32, b: QBlock) {}
+
 @compute @workgroup_size(NT)
 fn attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) tid: u32) {
-    let idx = group_index(wid, nwg);
-    if (idx >= p.nqb * p.hq) {
-        return;
-    }
-    let b = q_block(idx);
-    prefill_stage_q(tid, b);
-    prefill_attend(tid, b);
+    prefill(wid, nwg, tid);
 }

@@ -161,3 +161,17 @@ fn prefill_attend(tid: u32, b: QBlock) {
         }
     }
 }
+
+// The whole of a prefill workgroup: its (query block, head), the Q tile, the kernel's
+// `prefill_prepare` (after the Q tile is staged), then the key loop. Both prefill entry points are
+// this.
+fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) {
+    let idx = group_index(wid, nwg);
+    if (idx >= p.nqb * p.hq) {
+        return;
+    }
+    let b = q_block(idx);
+    prefill_stage_q(tid, b);
+    prefill_prepare(tid, b);
+    prefill_attend(tid, b);
+}

@@ -135,18 +135,16 @@ fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>) {
     st2_o(orow + d + 2u, og.z, og.w);
 }
 
-@compute @workgroup_size(NT)
-fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                           @builtin(local_invocation_index) tid: u32) {
-    let idx = group_index(wid, nwg);
-    if (idx >= p.nqb * p.hq) {
-        return;
-    }
-    let b = q_block(idx);
-    prefill_stage_q(tid, b);
+// The staged Q rows normed and rotated in place (the fused preamble).
+fn prefill_prepare(tid: u32, b: QBlock) {
     workgroupBarrier();
     if (tid < b.tn) {
         prep_q(tid, b.pos0 + tid);
     }
-    prefill_attend(tid, b);
+}
+
+@compute @workgroup_size(NT)
+fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                           @builtin(local_invocation_index) tid: u32) {
+    prefill(wid, nwg, tid);
 }

@@ -14,9 +14,3 @@ fn silu(v: f32) -> f32 {
 fn norm_out(i: u32, j: u32, inv: f32) {
     st_y(i, ld_x(i) * inv * ld_w(j) * silu(ld_z(i)));
 }
-
-@compute @workgroup_size(WG)
-fn rms_norm_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                  @builtin(local_invocation_index) lid: u32) {
-    norm_rows(wid, nwg, lid);
-}

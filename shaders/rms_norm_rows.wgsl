@@ -1,7 +1,8 @@
 // Params and the row loop of the row norms rms_norm, add_rms_norm and rms_norm_gated (rms_norm.rs
 // `dispatch_rows` prepends it, with wg_sum.wgsl): one workgroup per row of d elements. Each kernel
 // gives `norm_in` (the value the norm is taken over) and `norm_out` (what it stores for element
-// j of the row, with the row's 1/rms); its entry point calls `norm_rows`.
+// j of the row, with the row's 1/rms); the entry point, generated under the kernel's name
+// (rms_norm.rs `row_entry`), calls `norm_rows`.
 
 struct Params {
     offs: array<vec4<u32>, 2>,

@@ -101,10 +101,25 @@ pub(super) fn dispatch_rows(
     };
     b.dispatch(
         &key,
-        &format!("{}\n{}\n{src}", b.source("rms_norm_rows.wgsl"), b.source("wg_sum.wgsl")),
+        &format!(
+            "{}\n{}\n{src}\n{}",
+            b.source("rms_norm_rows.wgsl"),
+            b.source("wg_sum.wgsl"),
+            row_entry(entry)
+        ),
         &[("WG", format!("{wg}u"))],
         bytemuck::bytes_of(&p),
         tensors,
         grid(rows as u32),
+    )
+}
+
+/// The entry point of a row norm: every one is `norm_rows` (rms_norm_rows.wgsl) over the kernel
+/// file's `norm_in` / `norm_out`, under the kernel's own name (labels and profiles keep it).
+fn row_entry(entry: &str) -> String {
+    format!(
+        "@compute @workgroup_size(WG)\nfn {entry}(@builtin(workgroup_id) wid: vec3<u32>, \
+         @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n    \
+         norm_rows(wid, nwg, lid);\n}}\n"
     )
 }
