@@ -1,4 +1,5 @@
 //! The op seam: every device implements `Backend`.
+mod choice;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -12,6 +13,7 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
+pub use choice::{candidates, default_index, pick_device, DeviceType};
 
 /// A device's answer to "can you run this?".
 #[derive(Clone, Debug, PartialEq)]

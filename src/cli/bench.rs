@@ -1,7 +1,8 @@
 //! `wgllm bench`: decode tokens/s at batch 1 and prefill tokens/s for a model directory or a named
 //! shape with random weights, with the bytes each decoded token reads and the fraction of the
 //! device's read bandwidth measured in the same run. `--profile` adds GPU time per kernel.
-use super::run::{pick_device, progress};
+use super::run::progress;
+use crate::backend::pick_device;
 use crate::backend::{Capability, Support};
 use crate::dtype::DType;
 use crate::engine::sampler::{Sampler, Sampling};

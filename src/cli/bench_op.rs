@@ -6,7 +6,7 @@
 //! leave of the bandwidth at that size).
 //! Weights rotate over enough copies (>= 512 MiB in all, at most 64) to stream from memory rather
 //! than from L2.
-use super::run::pick_device;
+use crate::backend::pick_device;
 use crate::backend::{Backend, Capability, Support};
 use crate::dtype::DType;
 use crate::error::{Error, Result};

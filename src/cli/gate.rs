@@ -1,6 +1,6 @@
 //! `wgllm gate`: the golden walker and the model gates outside cargo test (same code as
 //! tests/model_gate.rs), so a GPU machine can run them with just the binary and the repository.
-use super::run::pick_device;
+use crate::backend::{pick_device, select_devices};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::parity::{golden, model_gate};
@@ -16,6 +16,8 @@ pub struct GateArgs {
     /// Where the per-device greedy anchors live
     #[arg(long, default_value = "tests/anchors")]
     anchors: PathBuf,
+    /// One device (`cpu`, `wgpu:NAME`, ...). Default: every GPU, CPU drivers such as llvmpipe
+    /// included (the cpu backend when there is none), like tests/model_gate.rs
     #[arg(long)]
     device: Option<String>,
     /// Record the greedy anchor for this device (after the oracle check passes)
@@ -37,6 +39,19 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::FAILURE);
     }
+    // the devices the model gates run on, by name: opened again for each gate (an engine owns its
+    // device)
+    let specs: Vec<String> = match &a.device {
+        Some(s) => vec![s.clone()],
+        None => {
+            let gpus: Vec<String> = select_devices("gpu")?.iter().map(|d| d.name()).collect();
+            if gpus.is_empty() {
+                vec!["cpu".to_string()]
+            } else {
+                gpus
+            }
+        }
+    };
     for path in paths {
         let m = match golden::check(&path, &pending) {
             Ok(m) => {
@@ -71,8 +86,8 @@ pub fn run(a: GateArgs) -> Result<ExitCode> {
             ("hidden", Some(model_gate::hidden)),
             ("greedy", None),
         ];
-        for (name, gate) in gates {
-            let dev = pick_device(a.device.as_deref())?;
+        for ((name, gate), spec) in gates.iter().flat_map(|g| specs.iter().map(move |s| (*g, s))) {
+            let dev = pick_device(Some(spec))?;
             let dn = dev.name();
             let mut e = Engine::load(&model, dev, 4096, &mut |_, _| {})?;
             let t0 = std::time::Instant::now();

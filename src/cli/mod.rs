@@ -16,6 +16,11 @@ use clap::{Parser, Subcommand};
     about = "LLM inference on any GPU (WGSL through wgpu), checked op by op against a CPU reference"
 )]
 pub struct Cli {
+    /// More log output on stderr: -v info, -vv debug, -vvv trace (default: warnings and errors;
+    /// naga at most info). RUST_LOG (env_logger syntax: `wgpu_core=debug`, `wgllm=debug,naga=debug`)
+    /// applies on top
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -44,6 +49,7 @@ enum Cmd {
 
 pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    init_logging(cli.verbose);
     let r = match cli.cmd {
         Cmd::Devices { json } => devices::run(json),
         Cmd::Ops { json } => ops::run(json),
@@ -59,4 +65,26 @@ pub fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Sends the `log` records of wgllm and its dependencies (wgpu, naga) to stderr: at warn and above
+/// by default, one level more per `-v` (naga at most info); `RUST_LOG` directives apply on top (a
+/// bare level in it replaces the default, `module=level` sets that module).
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        2 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    };
+    let mut b = env_logger::Builder::new();
+    b.filter_level(level).format_timestamp(None);
+    // naga logs every step of every shader translation at debug (thousands of lines per model):
+    // it stays at info unless RUST_LOG names it
+    b.filter_module("naga", level.min(log::LevelFilter::Info));
+    if let Ok(spec) = std::env::var("RUST_LOG") {
+        b.parse_filters(&spec);
+    }
+    // a second initialisation (the CLI entered twice in one process) keeps the first logger
+    let _ = b.try_init();
 }

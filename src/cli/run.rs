@@ -1,5 +1,5 @@
 //! `wgllm run`: load a model directory (or the embedded default), generate, stream the text.
-use crate::backend::{select_devices, Backend};
+use crate::backend::pick_device;
 use crate::engine::sampler::{Sampler, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -15,7 +15,7 @@ pub struct RunArgs {
     /// embedded tiny Qwen3 (random weights: its text is gibberish by design).
     #[arg(long)]
     model: Option<PathBuf>,
-    /// cpu, wgpu, or wgpu:NAME. Default: the first GPU, else cpu.
+    /// cpu, wgpu, or wgpu:NAME. Default: the fastest GPU, else cpu (`wgllm devices` marks it).
     #[arg(long)]
     device: Option<String>,
     /// Raw text prompt
@@ -53,23 +53,6 @@ pub struct RunArgs {
     /// With --json: the top-K (id, logprob) pairs of every step
     #[arg(long)]
     logprobs: Option<usize>,
-}
-
-pub fn pick_device(spec: Option<&str>) -> Result<Box<dyn Backend>> {
-    match spec {
-        Some(s) => select_devices(s)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::NoDevice(s.into())),
-        None => {
-            let mut gpus = select_devices("gpu")?;
-            if gpus.is_empty() {
-                eprintln!("note: no GPU adapter found; running on the cpu reference backend");
-                return Ok(Box::new(crate::backend::cpu::CpuBackend::new()));
-            }
-            Ok(gpus.remove(0))
-        }
-    }
 }
 
 /// A progress bar on stderr when it is a terminal; one line at the end otherwise.

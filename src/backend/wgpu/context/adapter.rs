@@ -20,7 +20,7 @@ fn slug(name: &str) -> String {
 impl WgpuBackend {
     /// Every adapter on Vulkan / Metal / DX12, each opened as a device with its tuning
     /// (`Tuning::for_adapter`: per-adapter defaults and the documented environment variables).
-    /// Adapters that fail to open are reported on stderr and left out.
+    /// Adapters that fail to open are logged (warn) and left out.
     pub fn all() -> Vec<WgpuBackend> {
         Self::all_tuned(&|_| {})
     }
@@ -40,7 +40,8 @@ impl WgpuBackend {
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
         let mut out: Vec<WgpuBackend> = Vec::new();
         for a in adapters {
-            let mut tuning = Tuning::for_adapter(&a.get_info());
+            let info = a.get_info();
+            let mut tuning = Tuning::for_adapter(&info);
             adjust(&mut tuning);
             match Self::open(a, tuning) {
                 Ok(mut b) => {
@@ -49,7 +50,7 @@ impl WgpuBackend {
                     }
                     out.push(b)
                 }
-                Err(e) => eprintln!("wgpu: skipping adapter: {e}"),
+                Err(e) => log::warn!("skipping adapter {:?}: {e}", info.name),
             }
         }
         out
