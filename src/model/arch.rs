@@ -94,7 +94,7 @@ impl Workspace {
             Workspace::Qwen3(qwen3::Workspace::new(c, dev, t)?)
         })
     }
-    /// The token-id upload slot [T] (u32).
+    /// The token-id upload slot `[T]` (u32).
     pub fn ids(&self) -> &Tensor {
         match self {
             Workspace::Qwen3(w) => &w.ids,
@@ -108,7 +108,7 @@ impl Workspace {
             Workspace::Qwen3_5(w) => &w.logits,
         }
     }
-    /// The argmax output [1] (u32).
+    /// The argmax output `[1]` (u32).
     pub fn next(&self) -> &Tensor {
         match self {
             Workspace::Qwen3(w) => &w.next,

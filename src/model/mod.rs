@@ -29,7 +29,7 @@ pub enum Logits {
     All,
 }
 
-/// One forward pass as every family takes it: the config, the device, the token ids [T] (u32: the
+/// One forward pass as every family takes it: the config, the device, the token ids `[T]` (u32: the
 /// workspace's upload slot, or the previous step's argmax output on the device), which logits to
 /// leave, and `hidden(i, dev, x)`, called after the embedding (i = 0) and after each decoder layer
 /// (i = layer + 1).

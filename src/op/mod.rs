@@ -14,25 +14,25 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
-    /// table [V, D] (float), ids [T] (u32) -> out [T, D]. An id >= V yields a row of zeros.
+    /// table [V, D] (float), ids `[T]` (u32) -> out [T, D]. An id >= V yields a row of zeros.
     Embedding,
     /// One shard of an embedding table too large for one binding: table [Vs, D] holds vocabulary
-    /// rows first..first+Vs; ids [T] (u32) -> out [T, D] (in-out): out[t] = table[ids[t] - first]
-    /// where first <= ids[t] < first + Vs, other rows untouched. Shards covering the vocabulary
+    /// rows first..first+Vs; ids `[T]` (u32) -> out [T, D] (in-out): `out[t] = table[ids[t] - first]`
+    /// where `first <= ids[t] < first + Vs`, other rows untouched. Shards covering the vocabulary
     /// together do what `Embedding` does.
     EmbeddingShard { first: usize },
-    /// x [.., D], w [D] -> y [.., D]: y = x / sqrt(mean(x^2) + eps) * w, or * (1 + w) with
+    /// x [.., D], w `[D]` -> y [.., D]: y = x / sqrt(mean(x^2) + eps) * w, or * (1 + w) with
     /// `unit_offset` (Gemma / Qwen3.5 style). Per-head q/k norm is this op over [T, H, Dh].
     RmsNorm { eps: f32, unit_offset: bool },
     /// x [M, K], w [N, K] -> y [M, N] = x Wᵀ. M = 1 is decode (matvec), M > 1 prefill (GEMM).
     Linear,
-    /// Fused residual add + RMSNorm: a [.., D], b [.., D], w [D] -> sum [.., D] = a + b (rounded to
+    /// Fused residual add + RMSNorm: a [.., D], b [.., D], w `[D]` -> sum [.., D] = a + b (rounded to
     /// sum's dtype), y [.., D] = rms_norm(sum, w). Tested against the composition add -> rms_norm.
     AddRmsNorm { eps: f32, unit_offset: bool },
-    /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w [Dh], pos, cos, sin -> y [T, H, Dh]
+    /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
-    /// x [T, H, Dh], pos [T] (u32), cos [P, R/2] (f32), sin [P, R/2] (f32) -> y [T, H, Dh].
+    /// x [T, H, Dh], pos `[T]` (u32), cos [P, R/2] (f32), sin [P, R/2] (f32) -> y [T, H, Dh].
     /// NeoX rotate-half on the first R = `rotary_dim` dims (pairs i, i + R/2); the rest pass through.
     /// Tables come from `rope_tables` (f64 on the host), so theta lives in the tables.
     Rope { rotary_dim: usize },
@@ -48,7 +48,7 @@ pub enum Op {
     Add,
     /// x [R, C] -> y [R, C], softmax over each row (f32 math)
     Softmax,
-    /// x [R, C] -> idx [R] (u32): index of the row maximum, the lowest index on ties
+    /// x [R, C] -> idx `[R]` (u32): index of the row maximum, the lowest index on ties
     Argmax,
     /// x [R, C] -> values [R, k] (x's dtype), idx [R, k] (u32): the k largest, descending,
     /// ties broken by the lower index
@@ -69,7 +69,7 @@ pub enum Op {
     CausalConv1dUpdate,
     /// The gated delta rule (Qwen3.5 Gated DeltaNet), step by step over the tokens:
     /// qkv [T, 2*nk*dk + nv*dv] (channels [q | k | v], each head-major: the conv output),
-    /// b [T, nv], a [T, nv], a_log [nv], dt_bias [nv], state [nv, dk, dv] (f32)
+    /// b [T, nv], a [T, nv], a_log `[nv]`, dt_bias `[nv]`, state [nv, dk, dv] (f32)
     /// -> o [T, nv, dv], state_out [nv, dk, dv] (f32).
     /// Per token t and value head h (key head h / (nv / nk): transformers' repeat_interleave):
     /// q, k = l2norm(q), l2norm(k) (x / sqrt(sum x^2 + 1e-6)), q /= sqrt(dk);
@@ -80,12 +80,12 @@ pub enum Op {
     /// prefill form: intra-chunk work as matrix products, the state carried between chunks). The
     /// reference for both is the recurrence.
     GdnChunked,
-    /// Gated RMSNorm (Qwen3.5's linear-attention output norm): x [.., D], z [.., D], w [D] -> y =
+    /// Gated RMSNorm (Qwen3.5's linear-attention output norm): x [.., D], z [.., D], w `[D]` -> y =
     /// x / sqrt(mean(x^2) + eps) * w * silu(z) (norm before gate; a plain weight, not 1 + w).
     RmsNormGated { eps: f32 },
     /// Qwen3.5's full-attention block between the projections and o_proj, as one op:
     /// qg [T, Hq, 2*Dh] (per head: query | output gate, as q_proj lays them out), k [T, Hkv, Dh],
-    /// v [T, Hkv, Dh], q_norm [Dh], k_norm [Dh], cos [P, R/2] (f32), sin [P, R/2] (f32)
+    /// v [T, Hkv, Dh], q_norm `[Dh]`, k_norm `[Dh]`, cos [P, R/2] (f32), sin [P, R/2] (f32)
     /// -> o [T, Hq, Dh], k_cache [S, Hkv, Dh], v_cache [S, Hkv, Dh].
     /// q = rope(rms_norm(q, 1 + q_norm)), k = rope(rms_norm(k, 1 + k_norm)) at positions
     /// n_past + t, NeoX rotate-half on the first R = `rotary_dim` dims; k and v are written into

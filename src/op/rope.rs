@@ -36,7 +36,7 @@ pub fn rope_inv_freq(theta: f64, rotary_dim: usize, scaling: Option<&Llama3Rope>
 }
 
 /// RoPE cos/sin tables [max_pos, rotary_dim/2], computed in f64 and rounded once to f32.
-/// inv_freq[i] = theta^(-2i/rotary_dim); angle = pos * inv_freq[i].
+/// `inv_freq[i] = theta^(-2i/rotary_dim)`; `angle = pos * inv_freq[i]`.
 pub fn rope_tables(theta: f64, rotary_dim: usize, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
     rope_tables_of(&rope_inv_freq(theta, rotary_dim, None), max_pos)
 }

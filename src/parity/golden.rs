@@ -1,4 +1,4 @@
-//! The golden walker: every goldens/<case>/manifest.json is parsed, every file it lists is checked
+//! The golden walker: every `goldens/<case>/manifest.json` is parsed, every file it lists is checked
 //! by sha256, and every manifest must have a runner in this crate (or sit in the pending list
 //! goldens/PENDING, changed in the same commit as the manifest). The walk never stops at the first
 //! bad manifest: each gets its own verdict.

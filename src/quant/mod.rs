@@ -5,7 +5,7 @@
 //! random blocks for kernel parity tests and benchmarks).
 //!
 //! Dequantization is bit-exact against the `gguf` Python package's numpy dequantizers (goldens
-//! under goldens/quant-<type>/, checked by tests/quant.rs): every value is computed with the same
+//! under `goldens/quant-<type>/`, checked by tests/quant.rs): every value is computed with the same
 //! f32 operations in the same order (f16 -> f32 is exact; products and sums are single f32
 //! operations, never fused). Per element:
 //!

@@ -1,4 +1,4 @@
-/// out[t, :] = table[ids[t], :]; an id past the table gives zeros.
+/// `out[t, :] = table[ids[t], :]`; an id past the table gives zeros.
 pub fn embedding(table: &[f32], d: usize, ids: &[u32]) -> Vec<f32> {
     let v = table.len() / d;
     let mut out = vec![0f32; ids.len() * d];

@@ -1,7 +1,7 @@
 use crate::error::{Error, Result};
 
 /// NeoX rotate-half RoPE on the first `rot` dims of each head:
-/// y[i] = x[i] cos - x[i + rot/2] sin, y[i + rot/2] = x[i + rot/2] cos + x[i] sin, for i < rot/2.
+/// `y[i] = x[i] cos - x[i + rot/2] sin`, `y[i + rot/2] = x[i + rot/2] cos + x[i] sin`, for i < rot/2.
 pub fn rope(
     x: &[f32],
     pos: &[u32],
