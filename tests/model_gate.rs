@@ -27,6 +27,11 @@ fn device(name: &str) -> Option<Box<dyn Backend>> {
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
+    // wgpu's (and our) log records on stderr as in the CLI: warnings by default, RUST_LOG on top
+    let _ = env_logger::Builder::new()
+        .filter_level(log::LevelFilter::Warn)
+        .parse_default_env()
+        .try_init();
     let goldens = root().join("goldens");
     let pending = golden::pending(&goldens);
     let mut names: Vec<String> = vec!["cpu".into()];

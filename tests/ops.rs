@@ -18,6 +18,11 @@ use wgllm::tensor::Tensor;
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
+    // wgpu's (and our) log records on stderr as in the CLI: warnings by default, RUST_LOG on top
+    let _ = env_logger::Builder::new()
+        .filter_level(log::LevelFilter::Warn)
+        .parse_default_env()
+        .try_init();
     let wgpu: Vec<Arc<WgpuBackend>> = WgpuBackend::all().into_iter().map(Arc::new).collect();
     let mut devices: Vec<Arc<dyn Backend>> = wgpu.iter().map(|b| b.clone() as Arc<dyn Backend>).collect();
     let require = std::env::var("WGLLM_REQUIRE_GPU").is_ok_and(|v| v == "1");
