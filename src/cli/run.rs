@@ -3,16 +3,20 @@ use crate::backend::pick_device;
 use crate::engine::sampler::{Sampler, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::model::stream::StreamDecoder;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod check;
+
 #[derive(Args)]
 pub struct RunArgs {
-    /// A Hugging Face model directory (config.json, *.safetensors, tokenizer.json). Default: the
-    /// embedded tiny Qwen3 (random weights: its text is gibberish by design).
+    /// A Hugging Face model directory (config.json, *.safetensors, tokenizer.json), a .gguf file,
+    /// or a directory holding one .gguf. Default: the embedded tiny Qwen3 (random weights: its
+    /// text is gibberish by design).
     #[arg(long)]
     model: Option<PathBuf>,
     /// cpu, wgpu, or wgpu:NAME. Default: the fastest GPU, else cpu (`wgllm devices` marks it).
@@ -27,31 +31,35 @@ pub struct RunArgs {
     /// Prompt as token ids, comma or space separated (works without tokenizer.json)
     #[arg(long)]
     tokens: Option<String>,
-    /// Tokens to generate
-    #[arg(short = 'n', long = "max-tokens", default_value_t = 32)]
+    /// Tokens to generate (>= 1); more than the context holds generates until it is full
+    #[arg(short = 'n', long = "max-tokens", default_value_t = 32, allow_negative_numbers = true,
+          value_parser = check::int_at_least("-n/--max-tokens", 1))]
     n: usize,
-    #[arg(long, default_value_t = 0.0)]
+    /// Sampling temperature (>= 0; 0 = greedy)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = check::temperature)]
     temperature: f32,
-    #[arg(long, default_value_t = 0)]
+    /// Keep the K most likely tokens (>= 0; 0 = all)
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = check::int_at_least("--top-k", 0))]
     top_k: usize,
-    #[arg(long, default_value_t = 1.0)]
+    /// Nucleus sampling: the smallest set of tokens whose probability reaches P (0 < P <= 1; 1 = all)
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = check::top_p)]
     top_p: f32,
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = check::seed)]
     seed: u64,
-    /// Stop when the text contains this (repeatable)
+    /// Stop when the text contains this (repeatable); the text ends before it
     #[arg(long)]
     stop: Vec<String>,
     /// Keep generating past end-of-sequence tokens
     #[arg(long)]
     ignore_eos: bool,
-    /// Context length (KV cache capacity), capped by the model's max_position_embeddings
-    #[arg(long, default_value_t = 4096)]
+    /// Context length (KV cache capacity, >= 1), capped by the model's max_position_embeddings
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true, value_parser = check::int_at_least("--ctx", 1))]
     ctx: usize,
     /// Print one JSON object instead of streaming text
     #[arg(long)]
     json: bool,
-    /// With --json: the top-K (id, logprob) pairs of every step
-    #[arg(long)]
+    /// With --json: the top-K (id, logprob) pairs of every step (K >= 0)
+    #[arg(long, allow_negative_numbers = true, value_parser = check::int_at_least("--logprobs", 0))]
     logprobs: Option<usize>,
 }
 
@@ -75,19 +83,23 @@ pub fn progress(label: &str) -> impl FnMut(usize, usize) + '_ {
     }
 }
 
-fn parse_ids(s: &str) -> Result<Vec<u32>> {
-    s.split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.parse::<u32>()
-                .map_err(|_| Error::Other(format!("--tokens: `{t}` is not a token id")))
-        })
-        .collect()
+/// Why generation ended: a stop string, an end-of-sequence token, or the token budget (`-n` or the
+/// context, whichever came first).
+fn finish_reason(stopped: bool, eos_hit: bool) -> &'static str {
+    if stopped {
+        "stop"
+    } else if eos_hit {
+        "eos"
+    } else {
+        "length"
+    }
 }
 
 pub fn run(a: RunArgs) -> Result<ExitCode> {
+    // Everything that can be checked without the weights is checked first.
+    let source = check::flags(&a.prompt, &a.chat, &a.tokens, &a.stop, a.json, a.logprobs)?;
     let dir = match &a.model {
-        Some(d) => d.clone(),
+        Some(d) => check::model(d, !matches!(source, check::Prompt::Ids(_)))?,
         None => crate::model::default::dir()?,
     };
     let dev = pick_device(a.device.as_deref())?;
@@ -95,32 +107,30 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     let t0 = Instant::now();
     let mut e = Engine::load(&dir, dev, a.ctx, &mut progress("loading weights"))?;
     let load_s = t0.elapsed().as_secs_f64();
-    let tok = e.tokenizer.as_ref();
-    let prompt: Vec<u32> = match (&a.prompt, &a.chat, &a.tokens) {
-        (_, _, Some(ids)) => parse_ids(ids)?,
-        (Some(p), _, _) => tok
-            .ok_or_else(|| {
-                Error::Other(format!(
-                    "{}: no tokenizer.json; give the prompt with --tokens",
-                    dir.display()
-                ))
-            })?
-            .encode_prompt(p)?,
-        (_, Some(c), _) => {
-            let t = tok.ok_or_else(|| {
-                Error::Other(format!(
-                    "{}: no tokenizer.json; give the prompt with --tokens",
-                    dir.display()
-                ))
-            })?;
+    let no_tok = || {
+        Error::Other(format!(
+            "{}: no tokenizer (no tokenizer.json / tokenizer.ggml metadata); give the prompt with --tokens",
+            dir.display()
+        ))
+    };
+    let prompt: Vec<u32> = match &source {
+        check::Prompt::Ids(ids) => ids.clone(),
+        check::Prompt::Text(p) => e.tokenizer.as_ref().ok_or_else(no_tok)?.encode_prompt(p)?,
+        check::Prompt::Chat(c) => {
+            let t = e.tokenizer.as_ref().ok_or_else(no_tok)?;
             t.encode_prompt(&t.apply_chat(c)?)?
         }
-        _ => {
-            return Err(Error::Other(
-                "give a prompt: --prompt TEXT, --chat TEXT or --tokens IDS".into(),
-            ))
-        }
     };
+    let (n, ctx_full) = check::fit(a.n, prompt.len(), e.max_ctx, a.ctx)?;
+    if ctx_full {
+        eprintln!(
+            "note: -n {} does not fit: the context holds {} tokens and the prompt takes {}; generating at most {n} \
+             (finish reason \"length\" when the context is full)",
+            a.n,
+            e.max_ctx,
+            prompt.len()
+        );
+    }
     let mut sampler = Sampler::new(Sampling {
         temperature: a.temperature,
         top_k: a.top_k,
@@ -128,36 +138,37 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         seed: a.seed,
     });
     let want_lp = if a.json { Some(a.logprobs.unwrap_or(0)) } else { None };
-    let mut ids: Vec<u32> = Vec::new();
-    let mut printed = String::new();
     let mut first_at = None;
     let t1 = Instant::now();
-    let stops = a.stop.clone();
+    let mut stream = StreamDecoder::new(&a.stop);
     // The tokenizer leaves the engine while generate borrows it mutably.
     let tokenizer = e.tokenizer.take();
     let json = a.json;
+    let mut failed = None;
     let steps = {
         let mut on_token = |s: &crate::engine::Step| -> bool {
             first_at.get_or_insert_with(Instant::now);
-            ids.push(s.token);
             let Some(t) = tokenizer.as_ref() else { return true };
-            let Ok(text) = t.decode(&ids) else { return true };
-            let stop_hit = stops.iter().filter_map(|st| text.find(st.as_str())).min();
-            let visible = match stop_hit {
-                Some(i) => &text[..i],
-                None => text.as_str(),
-            };
-            if !json && visible.len() > printed.len() && visible.starts_with(printed.as_str()) {
-                print!("{}", &visible[printed.len()..]);
-                let _ = std::io::stdout().flush();
-                printed = visible.to_string();
+            match stream.push(t, s.token) {
+                Ok(piece) if !json && !piece.is_empty() => {
+                    print!("{piece}");
+                    let _ = std::io::stdout().flush();
+                }
+                Ok(_) => {}
+                Err(err) => {
+                    failed = Some(err);
+                    return false;
+                }
             }
-            stop_hit.is_none()
+            !stream.stopped()
         };
-        e.generate(&prompt, a.n, &mut sampler, want_lp, !a.ignore_eos, &mut on_token)
+        e.generate(&prompt, n, &mut sampler, want_lp, !a.ignore_eos, &mut on_token)
     };
     e.tokenizer = tokenizer;
     let steps = steps?;
+    if let Some(err) = failed {
+        return Err(err);
+    }
     let t_end = Instant::now();
     let first = first_at.unwrap_or(t_end);
     let prefill_s = (first - t1).as_secs_f64();
@@ -168,13 +179,18 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     } else {
         0.0
     };
+    let rest = stream.finish();
+    let eos_hit = !a.ignore_eos && steps.last().is_some_and(|s| e.eos.contains(&s.token));
+    let reason = finish_reason(stream.stopped(), eos_hit);
     if a.json {
         let out = serde_json::json!({
             "model": dir.display().to_string(),
             "device": dev_name,
             "prompt_ids": prompt,
             "generated_ids": steps.iter().map(|s| s.token).collect::<Vec<_>>(),
-            "text": e.tokenizer.as_ref().and_then(|t| t.decode(&ids).ok()),
+            "text": e.tokenizer.as_ref().map(|_| stream.text()),
+            "finish_reason": reason,
+            "context_full": ctx_full && reason == "length" && steps.len() == n,
             "logprobs": steps.iter().map(|s| s.logprob).collect::<Vec<_>>(),
             "top_logprobs": steps.iter().map(|s| s.top.clone()).collect::<Vec<_>>(),
             "prefill_tokens_per_s": prompt.len() as f64 / prefill_s.max(1e-9),
@@ -182,9 +198,14 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         });
         println!("{}", serde_json::to_string(&out).unwrap());
     } else {
-        println!();
+        println!("{rest}");
+        let full = if ctx_full && reason == "length" && steps.len() == n {
+            " (the context is full)"
+        } else {
+            ""
+        };
         eprintln!(
-            "[{dev_name}] loaded in {load_s:.2}s; prompt {} tokens in {:.3}s ({:.1} tok/s); generated {} tokens, decode {:.1} tok/s",
+            "[{dev_name}] loaded in {load_s:.2}s; prompt {} tokens in {:.3}s ({:.1} tok/s); generated {} tokens, decode {:.1} tok/s; finish: {reason}{full}",
             prompt.len(),
             prefill_s,
             prompt.len() as f64 / prefill_s.max(1e-9),

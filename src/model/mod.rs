@@ -12,6 +12,7 @@ pub mod qwen3_5;
 pub mod safetensors;
 pub mod shapes;
 pub mod source;
+pub mod stream;
 pub mod tokenizer;
 
 pub use source::Source;

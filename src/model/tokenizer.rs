@@ -119,6 +119,11 @@ impl Tokenizer {
         })
     }
 
+    /// The vocabulary's spelling of `id` (before decoding).
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id)
+    }
+
     pub fn token_id(&self, s: &str) -> Option<u32> {
         self.inner.token_to_id(s)
     }
