@@ -6,6 +6,7 @@ mod gate;
 mod ops;
 mod parity;
 mod run;
+mod sampling_args;
 
 use clap::{Parser, Subcommand};
 

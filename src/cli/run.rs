@@ -1,6 +1,7 @@
 //! `wgllm run`: load a model directory (or the embedded default), generate, stream the text.
+use super::sampling_args::SamplingArgs;
 use crate::backend::pick_device;
-use crate::engine::sampler::{Sampler, Sampling};
+use crate::engine::sampler::Sampler;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::stream::StreamDecoder;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-mod check;
+pub(super) mod check;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -35,17 +36,8 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "max-tokens", default_value_t = 32, allow_negative_numbers = true,
           value_parser = check::int_at_least("-n/--max-tokens", 1))]
     n: usize,
-    /// Sampling temperature (>= 0; 0 = greedy)
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = check::temperature)]
-    temperature: f32,
-    /// Keep the K most likely tokens (>= 0; 0 = all)
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = check::int_at_least("--top-k", 0))]
-    top_k: usize,
-    /// Nucleus sampling: the smallest set of tokens whose probability reaches P (0 < P <= 1; 1 = all)
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = check::top_p)]
-    top_p: f32,
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = check::seed)]
-    seed: u64,
+    #[command(flatten)]
+    sampling: SamplingArgs,
     /// Stop when the text contains this (repeatable); the text ends before it
     #[arg(long)]
     stop: Vec<String>,
@@ -131,12 +123,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             prompt.len()
         );
     }
-    let mut sampler = Sampler::new(Sampling {
-        temperature: a.temperature,
-        top_k: a.top_k,
-        top_p: a.top_p,
-        seed: a.seed,
-    });
+    let mut sampler = Sampler::new(a.sampling.sampling());
     let want_lp = if a.json { Some(a.logprobs.unwrap_or(0)) } else { None };
     let mut first_at = None;
     let t1 = Instant::now();

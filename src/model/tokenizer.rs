@@ -130,6 +130,19 @@ impl Tokenizer {
 
     /// The prompt for one user message through the model's chat template.
     pub fn apply_chat(&self, user: &str) -> Result<String> {
+        let msgs = [ChatMessage::new("user", user)];
+        self.apply_chat_template(
+            &msgs,
+            &ChatOptions {
+                add_generation_prompt: true,
+                ..ChatOptions::default()
+            },
+        )
+    }
+
+    /// A conversation through the model's chat template, as transformers' `apply_chat_template`
+    /// renders it (`tokenize=False`).
+    pub fn apply_chat_template(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String> {
         let tpl = self.chat_template.as_ref().ok_or_else(|| Error::File {
             path: self.path.clone(),
             detail: "no chat_template in tokenizer_config.json".into(),
@@ -137,9 +150,42 @@ impl Tokenizer {
         let mut env = minijinja::Environment::new();
         env.add_template("chat", tpl)
             .map_err(|e| Error::Other(format!("chat template: {e}")))?;
-        let msgs = vec![minijinja::context! { role => "user", content => user }];
+        let mut ctx = minijinja::context! {
+            messages => messages,
+            add_generation_prompt => opts.add_generation_prompt,
+            bos_token => self.bos.clone(),
+            eos_token => self.eos.clone(),
+        };
+        if let Some(t) = opts.enable_thinking {
+            ctx = minijinja::context! { enable_thinking => t, ..ctx };
+        }
         env.get_template("chat")
-            .and_then(|t| t.render(minijinja::context! { messages => msgs, add_generation_prompt => true, bos_token => self.bos.clone(), eos_token => self.eos.clone() }))
+            .and_then(|t| t.render(ctx))
             .map_err(|e| Error::Other(format!("chat template: {e}")))
     }
+}
+
+/// One message of a conversation (`role`: system, user, assistant, ...).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn new(role: &str, content: &str) -> ChatMessage {
+        ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// What a chat template is rendered with besides the messages.
+#[derive(Clone, Debug, Default)]
+pub struct ChatOptions {
+    /// End with the assistant's turn opened (the prompt for a reply).
+    pub add_generation_prompt: bool,
+    /// Qwen3's `enable_thinking` switch; None leaves it undefined (the template's default).
+    pub enable_thinking: Option<bool>,
 }
