@@ -1,6 +1,7 @@
 //! The `wgllm` command line.
 mod bench;
 mod bench_op;
+mod chat;
 mod devices;
 mod gate;
 mod ops;
@@ -44,6 +45,8 @@ enum Cmd {
     Gate(gate::GateArgs),
     /// Generate text with a model (default: the embedded tiny Qwen3)
     Run(run::RunArgs),
+    /// Chat with a model through its chat template (multi-turn; /reset, /exit; reads stdin)
+    Chat(chat::ChatArgs),
     /// Run every parity case on the GPU devices against the CPU reference (or diff two runs)
     Parity(parity::ParityArgs),
 }
@@ -56,6 +59,7 @@ pub fn main() -> std::process::ExitCode {
         Cmd::Ops { json } => ops::run(json),
         Cmd::Parity(a) => parity::run(a),
         Cmd::Run(a) => run::run(a),
+        Cmd::Chat(a) => chat::run(a),
         Cmd::Bench(a) => bench::run(a),
         Cmd::Gate(a) => gate::run(a),
     };

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub(super) mod check;
+pub mod check;
 
 #[derive(Args)]
 pub struct RunArgs {

@@ -1,4 +1,5 @@
 //! The engine: a loaded model on one backend, its KV cache, prefill, decode and sampling.
+pub mod chat;
 pub mod sampler;
 
 use crate::backend::{Backend, Capability};
