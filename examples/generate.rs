@@ -3,16 +3,13 @@
 //! `cargo run --release --example generate -- [MODEL_DIR_OR_GGUF] [PROMPT]` (without a model, the
 //! embedded tiny Qwen3, whose text is gibberish by design).
 use std::io::Write;
-use wgllm::backend::pick_device;
-use wgllm::engine::sampler::{Sampler, Sampling};
-use wgllm::engine::Engine;
-use wgllm::model::stream::StreamDecoder;
+use wgllm::{pick_device, Engine, Sampler, Sampling, Step, StreamDecoder};
 
 fn main() -> wgllm::Result<()> {
     let mut args = std::env::args().skip(1);
     let model = match args.next() {
         Some(m) => std::path::PathBuf::from(m),
-        None => wgllm::model::default::dir()?,
+        None => wgllm::default_model_dir()?,
     };
     let prompt = args.next().unwrap_or_else(|| "The capital of France is".to_string());
 
@@ -31,7 +28,7 @@ fn main() -> wgllm::Result<()> {
     });
     // Text streams as it becomes final: a character split across tokens waits for its last byte.
     let mut stream = StreamDecoder::new(&[]);
-    let mut on_token = |s: &wgllm::engine::Step| match stream.push(&tokenizer, s.token) {
+    let mut on_token = |s: &Step| match stream.push(&tokenizer, s.token) {
         Ok(piece) => {
             print!("{piece}");
             let _ = std::io::stdout().flush();
