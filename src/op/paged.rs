@@ -262,3 +262,57 @@ pub(super) fn check_shapes(op: &Op, i: &[TensorDesc], o: &[TensorDesc]) -> Resul
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two sequences: rows 0..1 (decode at kv 17, two blocks) and 1..4 (a chunk of 3 at kv 5).
+    fn ok_batch() -> (Vec<u32>, Vec<u32>) {
+        (vec![4, 2, 9, 0, 7, 9], vec![0, 1, 17, 1, 3, 5])
+    }
+
+    #[test]
+    fn a_consistent_batch_passes() {
+        let (tables, seqs) = ok_batch();
+        let s = check_paged_batch("paged_attention", 4, 5, 16, &tables, 3, &seqs).unwrap();
+        assert_eq!(s[1].first_pos(), 2);
+        assert_eq!(paged_slot(&tables[..3], 16, 16), 2 * 16);
+    }
+
+    #[test]
+    fn bad_contents_are_named() {
+        let (tables, seqs) = ok_batch();
+        let err = |t: &[u32], s: &[u32], rows: usize| {
+            check_paged_batch("paged_attention", rows, 5, 16, t, 3, s)
+                .unwrap_err()
+                .to_string()
+        };
+        // a block id past the pool, in a used entry (the unused entry 9 is not read)
+        let mut t = tables.clone();
+        t[1] = 5;
+        assert!(
+            err(&t, &seqs, 4).contains("block_tables[0][1] = 5"),
+            "{}",
+            err(&t, &seqs, 4)
+        );
+        let mut s = seqs.clone();
+        s[3] = 2;
+        assert!(err(&tables, &s, 4).contains("seqs[1]: first query row 2, expected 1"));
+        let mut s = seqs.clone();
+        s[4] = 6;
+        assert!(err(&tables, &s, 7).contains("query count 6 must be in 1..=kv length 5"));
+        let mut s = seqs.clone();
+        s[2] = 49;
+        assert!(err(&tables, &s, 4).contains("kv length 49 exceeds its block table of 3 blocks x 16"));
+        assert!(err(&tables, &seqs, 5).contains("end at 4, q has 5 rows"));
+        assert!(check_slots("kv_write", &[3, 80], 80)
+            .unwrap_err()
+            .to_string()
+            .contains("slots[1] = 80"));
+        assert!(check_slots("kv_write", &[3, 3], 80)
+            .unwrap_err()
+            .to_string()
+            .contains("written twice"));
+    }
+}
