@@ -63,6 +63,7 @@ fn main() -> std::process::ExitCode {
             }));
         }
     }
+    trials.extend(invariance(&devices));
     trials.extend(teeth(&wgpu));
     let filtering = args.filter.is_some() || !args.skip.is_empty();
     let c = libtest_mimic::run(&args, trials);
@@ -124,25 +125,126 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "/ f32(p.d) + p.eps)",
         "/ f32(p.d))",
     ));
+    let block = Arc::new(Patched::new(
+        "block_index_off_by_one",
+        "paged_attention.wgsl",
+        "ld_bt(tbl + j / p.bs)",
+        "ld_bt(tbl + (j + 1u) / p.bs)",
+    ));
+    let causal = Arc::new(Patched::new(
+        "chunk_causal_mask_dropped",
+        "paged_attention.wgsl",
+        "select(0u, kv - cnt + (t - start), ok)",
+        "select(0u, kv - 1u, ok)",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
-        let (tooth, expect_red) = match &case.op {
-            Op::GdnChunked => (
+        let bites: Vec<(Tooth, bool)> = match &case.op {
+            Op::GdnChunked => vec![(
                 Tooth::Patched(chunk.clone()),
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
-            ),
-            Op::RmsNorm { eps: e, .. } => (Tooth::Patched(eps.clone()), *e >= 1e-2),
+            )],
+            Op::RmsNorm { eps: e, .. } => vec![(Tooth::Patched(eps.clone()), *e >= 1e-2)],
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
-                (Tooth::OutDtypeFromInput, true)
+                vec![(Tooth::OutDtypeFromInput, true)]
+            }
+            Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
+                let seqs = paged_seqs(&case);
+                vec![
+                    (
+                        Tooth::Patched(block.clone()),
+                        seqs.iter().any(|&(_, kv)| kv >= *block_size),
+                    ),
+                    (Tooth::Patched(causal.clone()), seqs.iter().any(|&(q, _)| q > 1)),
+                ]
             }
             _ => continue,
         };
         let case = Arc::new(case);
+        for (tooth, expect_red) in bites {
+            for dev in wgpu {
+                let (case, dev, tooth) = (case.clone(), dev.clone(), tooth.clone());
+                let name = format!("teeth::{}::{}::{}", tooth.tag(), case.id, dev.name());
+                trials.push(Trial::ignorable_test(name, move || {
+                    bite(&case, &dev, &tooth, expect_red)
+                }));
+            }
+        }
+    }
+    // the invariance check itself: a kernel whose rounding depends on the batch size (invisible to
+    // the parity tolerance) and one whose chunk rows see the chunk's later keys must turn it red
+    let batch_rounding = Arc::new(Patched::new(
+        "batch_dependent_rounding",
+        "paged_attention_rows.wgsl",
+        "q_s[d4] = ld4_q(qrow + d4 * 4u) * p.scale;",
+        "q_s[d4] = ld4_q(qrow + d4 * 4u) * (p.scale * (1.0 + f32(p.t & 1u) * 1.2e-7));",
+    ));
+    for patch in [batch_rounding, causal] {
         for dev in wgpu {
-            let (case, dev, tooth) = (case.clone(), dev.clone(), tooth.clone());
-            let name = format!("teeth::{}::{}::{}", tooth.tag(), case.id, dev.name());
+            let (patch, dev) = (patch.clone(), dev.clone());
+            let name = format!(
+                "teeth::{}::paged_invariance[paged_attention,kvf32]::{}",
+                patch.tag,
+                dev.name()
+            );
             trials.push(Trial::ignorable_test(name, move || {
-                bite(&case, &dev, &tooth, expect_red)
+                let d = patch.device(&dev.name())?;
+                match wgllm::parity::paged_invariance::check(d.as_ref(), wgllm::dtype::DType::F32, false) {
+                    Err(m) => {
+                        println!("    red as expected: {m}");
+                        Ok(Completion::Completed)
+                    }
+                    Ok(m) => Err(Failed::from(format!("passed with the bug in ({m}): no teeth"))),
+                }
+            }));
+        }
+    }
+    trials
+}
+
+/// (query count, kv length) of each sequence of a paged attention case (its seqs operand).
+fn paged_seqs(case: &Case) -> Vec<(usize, usize)> {
+    let k = if matches!(case.op, Op::PagedAttention { .. }) {
+        4
+    } else {
+        8
+    };
+    match &case.inputs[k].init {
+        wgllm::parity::case::Init::U32s(v) => v.chunks(3).map(|f| (f[1] as usize, f[2] as usize)).collect(),
+        other => panic!("{}: seqs is not explicit u32s: {other:?}", case.id),
+    }
+}
+
+/// Batch invariance of the paged attention ops (src/parity/paged_invariance.rs), per device:
+/// `invariance::paged_attention[kvf32]::wgpu/llvmpipe`.
+fn invariance(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
+    use wgllm::dtype::DType;
+    let cpu: Arc<dyn Backend> = Arc::new(wgllm::backend::cpu::CpuBackend::new());
+    let mut trials = Vec::new();
+    for dev in devices.iter().chain(std::iter::once(&cpu)) {
+        for (gated, kv) in [
+            (false, DType::F32),
+            (false, DType::F16),
+            (true, DType::F32),
+            (true, DType::BF16),
+        ] {
+            let op = if gated {
+                "paged_gated_attention"
+            } else {
+                "paged_attention"
+            };
+            let name = format!("invariance::{op}[kv{kv}]::{}", dev.name());
+            let dev = dev.clone();
+            trials.push(Trial::ignorable_test(name, move || {
+                // a device that refuses the op (a native one) answers `unsupported op ...`: skipped
+                match wgllm::parity::paged_invariance::check(dev.as_ref(), kv, gated) {
+                    Ok(m) => {
+                        println!("    {m}");
+                        Ok(Completion::Completed)
+                    }
+                    Err(m) if m.contains("unsupported op") => Ok(Completion::ignored_with(m)),
+                    Err(m) => Err(Failed::from(m)),
+                }
             }));
         }
     }

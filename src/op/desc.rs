@@ -73,6 +73,9 @@ impl OpDesc {
             Op::GdnRecurrent | Op::GdnChunked => (6, 2),
             Op::RmsNormGated { .. } => (3, 1),
             Op::GatedAttention { .. } => (7, 3),
+            Op::KvWrite => (3, 2),
+            Op::PagedAttention { .. } => (5, 1),
+            Op::PagedGatedAttention { .. } => (9, 3),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
             1
@@ -456,6 +459,9 @@ impl OpDesc {
                 if o[0].shape != [t, hq, dh] {
                     return bad(format!("o must be [{t}, {hq}, {dh}], got [{}]", shape_str(&o[0].shape)));
                 }
+            }
+            Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
+                super::paged::check_shapes(&self.op, i, o)?;
             }
         }
         Ok(())

@@ -5,9 +5,11 @@
 //! contract (input/output count, dtypes, shapes; desc.rs); backends call it before anything else.
 //! RoPE's frequency tables, which the models upload and the rope ops read, are in rope.rs.
 mod desc;
+mod paged;
 mod rope;
 
 pub use desc::{gdn_dims, OpDesc, TensorDesc};
+pub use paged::{check_paged_batch, check_slots, paged_slot, PagedSeq, SEQ_FIELDS};
 pub use rope::{rope_inv_freq, rope_tables, rope_tables_of, Llama3Rope};
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +99,37 @@ pub enum Op {
         eps: f32,
         rotary_dim: usize,
     },
+    /// Writes new keys and values into a layer's paged KV pools (vLLM's reshape_and_cache):
+    /// k [T, Hkv, Dh], v [T, Hkv, Dh], slots `[T]` (u32) -> k_pool, v_pool [NB, BS, Hkv, Dh]
+    /// (in-out; f32, f16 or bf16). Token t's rows land at pool row slots[t] (= block * BS +
+    /// offset), rounded to the pool's dtype (nearest even, as `Cast`); every other row is untouched.
+    /// Slots must be < NB * BS and distinct (`check_slots`; a kernel skips a slot out of range).
+    KvWrite,
+    /// Causal GQA attention of a packed batch of sequences over paged KV pools:
+    /// q [T, Hq, Dh], k_pool [NB, BS, Hkv, Dh], v_pool [NB, BS, Hkv, Dh] (BS = `block_size`),
+    /// block_tables [S, MB] (u32 block ids), seqs [S, 3] (u32: first query row, query count,
+    /// kv length) -> o [T, Hq, Dh]. The S sequences' query rows are packed one after another
+    /// (`check_paged_batch` states every rule). Query i of sequence s sits at position
+    /// kv_len - q_count + i and attends to its keys 0..=position, key j being pool row
+    /// block_tables[s][j / BS] * BS + j % BS; query head h reads kv head h / (Hq / Hkv). Scores
+    /// scaled by `scale`. Nothing past a sequence's kv_len is read (unused pool rows may hold NaN).
+    /// Decode (q_count 1), prefill and chunked prefill (a chunk after a cached prefix) are this op;
+    /// a row's result depends only on its own query and keys (batch invariance, paged_attention.wgsl).
+    PagedAttention { scale: f32, block_size: usize },
+    /// Qwen3.5's gated full attention over paged pools: `GatedAttention`'s contract with the
+    /// contiguous cache replaced by the pools and the batch description of `PagedAttention`:
+    /// qg [T, Hq, 2*Dh], k [T, Hkv, Dh], v [T, Hkv, Dh], q_norm `[Dh]`, k_norm `[Dh]`,
+    /// cos [P, R/2] (f32), sin [P, R/2] (f32), block_tables [S, MB] (u32), seqs [S, 3] (u32)
+    /// -> o [T, Hq, Dh], k_pool, v_pool [NB, BS, Hkv, Dh] (in-out). Each token's position comes
+    /// from its sequence (kv_len - q_count + i); q and k are normed (x̂ (1 + w)) and rotated there;
+    /// k and v are written (rounded to the pool dtype) to the pool row its block table gives that
+    /// position; then `PagedAttention` over the pools, times sigmoid(gate).
+    PagedGatedAttention {
+        scale: f32,
+        block_size: usize,
+        eps: f32,
+        rotary_dim: usize,
+    },
 }
 
 /// Chunk length of `Op::GdnChunked` (transformers' torch_chunk_gated_delta_rule uses 64).
@@ -106,7 +139,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 21] = [
+pub const OP_NAMES: [&str; 24] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -128,6 +161,9 @@ pub const OP_NAMES: [&str; 21] = [
     "gdn_chunked",
     "rms_norm_gated",
     "gated_attention",
+    "kv_write",
+    "paged_attention",
+    "paged_gated_attention",
 ];
 
 impl Op {
@@ -154,6 +190,9 @@ impl Op {
             Op::GdnChunked => "gdn_chunked",
             Op::RmsNormGated { .. } => "rms_norm_gated",
             Op::GatedAttention { .. } => "gated_attention",
+            Op::KvWrite => "kv_write",
+            Op::PagedAttention { .. } => "paged_attention",
+            Op::PagedGatedAttention { .. } => "paged_gated_attention",
         }
     }
 }

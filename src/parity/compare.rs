@@ -14,7 +14,7 @@ pub enum Tol {
 /// ~ 2^-18 / 3), f16 11 bits, f32 24 bits plus reassociation in long reductions.
 pub fn tolerance(family: &str, dtype: DType) -> Tol {
     match family {
-        "embedding" | "embedding_shard" | "copy" | "cast" | "argmax" | "topk" => return Tol::Exact,
+        "embedding" | "embedding_shard" | "copy" | "cast" | "argmax" | "topk" | "kv_write" => return Tol::Exact,
         _ => {}
     }
     if !dtype.is_float() {
@@ -28,9 +28,14 @@ pub fn tolerance(family: &str, dtype: DType) -> Tol {
     };
     // Attention and GEMM accumulate long dot products and (attention) exponentials in f32. The
     // gated delta rule carries its state through T steps (the chunked form through a 64 x 64
-    // triangular inverse per chunk), in f32.
+    // triangular inverse per chunk), in f32. The paged attention ops are attention (same bound).
     let factor = match family {
-        "attention" | "gated_attention" | "gdn_recurrent" | "gdn_chunked" => 10.0,
+        "attention"
+        | "gated_attention"
+        | "paged_attention"
+        | "paged_gated_attention"
+        | "gdn_recurrent"
+        | "gdn_chunked" => 10.0,
         _ => 1.0,
     };
     Tol::Nmse(base * factor)

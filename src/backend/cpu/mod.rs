@@ -7,7 +7,10 @@ mod elementwise;
 mod embedding;
 mod gated_attention;
 mod gdn;
+mod kv_write;
 mod linear;
+mod paged_attention;
+mod paged_gated_attention;
 mod reduce;
 mod rms_norm;
 mod rope;
@@ -18,7 +21,10 @@ pub use elementwise::{add, swiglu};
 pub use embedding::embedding;
 pub use gated_attention::{gated_attention, qk_preamble, split_q_gate, GatedAttentionDims};
 pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
+pub use kv_write::kv_write;
 pub use linear::linear;
+pub use paged_attention::{gather, paged_attention, PagedDims};
+pub use paged_gated_attention::{apply_gate, paged_qk_preamble, positions_and_slots};
 pub use reduce::{argmax, softmax, topk};
 pub use rms_norm::{rms_norm, rms_norm_gated};
 pub use rope::rope;
@@ -92,6 +98,28 @@ impl CpuBackend {
     }
     fn put(&self, t: &Tensor, v: &[f32]) -> Result<()> {
         self.write(t, &t.dtype.encode_f32(v))
+    }
+    /// The head layout, block tables and checked sequences of a paged op (q, a pool, the tables,
+    /// seqs): contents a shape check cannot see are checked here, by name.
+    fn paged_batch(
+        &self,
+        op: &Op,
+        q: &Tensor,
+        pool: &Tensor,
+        bt: &Tensor,
+        seqs: &Tensor,
+    ) -> Result<(PagedDims, Vec<u32>, Vec<crate::op::PagedSeq>)> {
+        let p = &pool.shape;
+        let d = PagedDims {
+            hq: q.shape[1],
+            hkv: p[2],
+            dh: p[3],
+            bs: p[1],
+            mb: bt.shape[1],
+        };
+        let tables = self.u32s(bt)?;
+        let s = crate::op::check_paged_batch(op.name(), q.shape[0], p[0], d.bs, &tables, d.mb, &self.u32s(seqs)?)?;
+        Ok((d, tables, s))
     }
     fn put_u32(&self, t: &Tensor, v: &[u32]) -> Result<()> {
         let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -305,6 +333,49 @@ impl Backend for CpuBackend {
                 self.put(&o[2].view(n_past * hkv * dh, &[rows])?, &self.f32s(i[2])?)?;
                 let y = gated_attention(&q, &gate, &self.f32s(o[1])?, &self.f32s(o[2])?, d, *scale);
                 self.put(o[0], &y)
+            }
+            Op::KvWrite => {
+                let (rows, row) = (o[0].shape[0] * o[0].shape[1], o[0].shape[2] * o[0].shape[3]);
+                let slots = self.u32s(i[2])?;
+                crate::op::check_slots(op.name(), &slots, rows)?;
+                for (x, pool) in [(i[0], o[0]), (i[1], o[1])] {
+                    let mut bytes = self.read(pool)?;
+                    kv_write(&mut bytes, pool.dtype, row, &self.f32s(x)?, &slots);
+                    self.write(pool, &bytes)?;
+                }
+                Ok(())
+            }
+            Op::PagedAttention { scale, .. } => {
+                let (d, tables, seqs) = self.paged_batch(op, i[0], i[1], i[3], i[4])?;
+                let y = paged_attention(
+                    &self.f32s(i[0])?,
+                    &self.f32s(i[1])?,
+                    &self.f32s(i[2])?,
+                    &tables,
+                    &seqs,
+                    d,
+                    *scale,
+                );
+                self.put(o[0], &y)
+            }
+            Op::PagedGatedAttention {
+                scale, eps, rotary_dim, ..
+            } => {
+                let (d, tables, seqs) = self.paged_batch(op, i[0], o[1], i[7], i[8])?;
+                let t = i[0].shape[0];
+                let (q, gate) = split_q_gate(&self.f32s(i[0])?, t, d.hq, d.dh);
+                let (pos, slots) = positions_and_slots(&tables, &seqs, d);
+                let f = |k: usize| self.f32s(i[k]);
+                let (q, k) = paged_qk_preamble(&q, &f(1)?, &f(3)?, &f(4)?, &f(5)?, &f(6)?, &pos, d, *eps, *rotary_dim)?;
+                // k and v into the pools (rounded to their dtype); attention reads them as stored
+                crate::op::check_slots(op.name(), &slots, o[1].shape[0] * d.bs)?;
+                for (x, pool) in [(k, o[1]), (f(2)?, o[2])] {
+                    let mut bytes = self.read(pool)?;
+                    kv_write(&mut bytes, pool.dtype, d.hkv * d.dh, &x, &slots);
+                    self.write(pool, &bytes)?;
+                }
+                let y = paged_attention(&q, &self.f32s(o[1])?, &self.f32s(o[2])?, &tables, &seqs, d, *scale);
+                self.put(o[0], &apply_gate(&y, &gate))
             }
         }
     }

@@ -97,6 +97,11 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::GdnChunked
         | Op::RmsNormGated { .. }
         | Op::GatedAttention { .. } => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
+        // the paged KV ops (issue 17) have WGSL kernels only until the native issue adds them
+        Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => Support::No(format!(
+            "no hip/ kernel for {} yet (paged KV cache: wgpu and cpu only)",
+            desc.op.name()
+        )),
     }
 }
 
@@ -318,7 +323,10 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::GdnRecurrent
         | Op::GdnChunked
         | Op::RmsNormGated { .. }
-        | Op::GatedAttention { .. } => {
+        | Op::GatedAttention { .. }
+        | Op::KvWrite
+        | Op::PagedAttention { .. }
+        | Op::PagedGatedAttention { .. } => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

@@ -247,8 +247,8 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan
 
 /// `fn ld4_{name}(i) -> vec4<f32>`: elements i..i+4 of a read binding at `slot` (i % 4 == 0
 /// relative to the tensor). 16-bit words are read whole when the element offset is even.
-fn ld4(name: &str, slot: usize, dt: DType) -> String {
-    let off = format!("p.offs[0u][{slot}u]");
+pub(super) fn ld4(name: &str, slot: usize, dt: DType) -> String {
+    let off = format!("p.offs[{}u][{}u]", slot / 4, slot % 4);
     let per_elem = format!("vec4<f32>(ld_{name}(i), ld_{name}(i + 1u), ld_{name}(i + 2u), ld_{name}(i + 3u))");
     let pair = |w: &str| match dt {
         DType::F16 => format!("unpack2x16float({w})"),

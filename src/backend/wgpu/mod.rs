@@ -13,7 +13,9 @@ mod embedding;
 mod gated_attention;
 mod gdn;
 pub mod kernel;
+mod kv_write;
 mod linear;
+mod paged_attention;
 pub mod portability;
 mod profile;
 mod qlayout;
@@ -78,6 +80,8 @@ impl Backend for WgpuBackend {
             Op::GdnRecurrent | Op::GdnChunked => gdn::supports(self, desc),
             Op::RmsNormGated { .. } => rms_norm_gated::supports(self, desc),
             Op::GatedAttention { .. } => gated_attention::supports(self, desc),
+            Op::KvWrite => kv_write::supports(self, desc),
+            Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => paged_attention::supports(self, desc),
         }
     }
 
@@ -116,6 +120,10 @@ impl Backend for WgpuBackend {
             Op::GdnRecurrent | Op::GdnChunked => gdn::record(self, op, inputs, outputs),
             Op::RmsNormGated { .. } => rms_norm_gated::record(self, op, inputs, outputs),
             Op::GatedAttention { .. } => gated_attention::record(self, op, inputs, outputs),
+            Op::KvWrite => kv_write::record(self, op, inputs, outputs),
+            Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
+                paged_attention::record(self, op, inputs, outputs)
+            }
         }
     }
 

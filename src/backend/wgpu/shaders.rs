@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 51] = [
+pub const FILES: [(&str, &str); 56] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -65,9 +65,26 @@ pub const FILES: [(&str, &str); 51] = [
         include_str!("../../../shaders/gdn_recurrent.wgsl"),
     ),
     ("gemm.wgsl", include_str!("../../../shaders/gemm.wgsl")),
+    ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
     ("matvec.wgsl", include_str!("../../../shaders/matvec.wgsl")),
+    (
+        "paged_attention.wgsl",
+        include_str!("../../../shaders/paged_attention.wgsl"),
+    ),
+    (
+        "paged_attention_rows.wgsl",
+        include_str!("../../../shaders/paged_attention_rows.wgsl"),
+    ),
+    (
+        "paged_gated_attention.wgsl",
+        include_str!("../../../shaders/paged_gated_attention.wgsl"),
+    ),
+    (
+        "paged_gated_attention_kv.wgsl",
+        include_str!("../../../shaders/paged_gated_attention_kv.wgsl"),
+    ),
     ("q4_0.wgsl", include_str!("../../../shaders/q4_0.wgsl")),
     ("q4_1.wgsl", include_str!("../../../shaders/q4_1.wgsl")),
     ("q4_k.wgsl", include_str!("../../../shaders/q4_k.wgsl")),

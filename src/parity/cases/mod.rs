@@ -7,6 +7,7 @@ mod embedding;
 mod gated_attention;
 mod gdn;
 mod linear;
+pub mod paged_attention;
 mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
@@ -32,6 +33,7 @@ pub fn all() -> Vec<Case> {
     v.extend(gdn::cases());
     v.extend(rms_norm_gated::cases());
     v.extend(gated_attention::cases());
+    v.extend(paged_attention::cases());
     v
 }
 

@@ -1,0 +1,111 @@
+// Paged attention over a layer's K / V pools [NB, BS, Hkv, Dh]: the Params and addressing shared by
+// paged_attention (paged_attention_rows.wgsl) and paged_gated_attention
+// (paged_gated_attention.wgsl, paged_gated_attention_kv.wgsl).
+// A batch is S sequences whose query rows are packed one after another in q [T, ..]; seqs [S, 3]
+// holds each one's first query row, query count and kv length; block_tables [S, MB] its blocks.
+// Query i of sequence s sits at position kv_len - q_count + i and sees keys 0..=position; key j
+// is pool row block_tables[s][j / BS] * BS + j % BS.
+//
+// Batch invariance: one workgroup attends one (query row, query head) to exactly its own keys,
+// walked from key 0 in the fixed chunks of decode_attend (attention_decode_loop.wgsl). Nothing in
+// a row's arithmetic depends on T, S, the other rows, or where its sequence's rows sit in q: a
+// query at position p gives the same bits as a decode step, inside a prefill chunk of any size,
+// or next to any other sequences. Keys past a row's position are never read (NaN-filled unused
+// pool rows cannot leak in). Contents the host checks (op::check_paged_batch) are guarded here
+// only so that nothing is read or written out of place: a row whose description is inconsistent,
+// or whose block id is >= NB, comes out NaN.
+// Bindings (slot order in the Rust launch) give ld_seqs, ld_bt, ld4_kp, ld4_vp.
+
+struct Params {
+    offs: array<vec4<u32>, 3>,
+    t: u32,
+    hq: u32,
+    hkv: u32,
+    dh: u32,
+    group: u32,      // Hq / Hkv
+    scale: f32,
+    bs: u32,         // block size: rows per block
+    nb: u32,         // blocks in the pool
+    mb: u32,         // block-table row length
+    s: u32,          // sequences
+    half: u32,       // rotary_dim / 2 (gated)
+    eps: f32,        // q/k norm epsilon (gated)
+}
+@group(0) @binding(0) var<uniform> p: Params;
+
+// A query row's place: sequence s, position pos, and whether its description holds together.
+struct Row {
+    s: u32,
+    pos: u32,
+    ok: bool,
+}
+
+// The sequence of query row t: the last whose first row is <= t (binary search: the rows are
+// packed in order), then its description checked against t and the table length.
+fn find_row(t: u32) -> Row {
+    var lo = 0u;
+    var hi = p.s;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (ld_seqs(mid * 3u) <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let start = ld_seqs(lo * 3u);
+    let cnt = ld_seqs(lo * 3u + 1u);
+    let kv = ld_seqs(lo * 3u + 2u);
+    let ok = start <= t && t - start < cnt && cnt <= kv && kv <= p.mb * p.bs;
+    return Row(lo, select(0u, kv - cnt + (t - start), ok), ok);
+}
+
+// This workgroup's block-table row (s * MB), set before the key loop.
+var<private> tbl: u32;
+// NaN, read at run time (a constant NaN would be folded away or refused by the compiler).
+var<private> nan_bits: u32 = 0x7fc00000u;
+
+const NO_ROW = 0xffffffffu;
+
+// The pool row of key j of this workgroup's sequence; NO_ROW when its block id is not in the pool.
+fn pool_row(j: u32) -> u32 {
+    let blk = ld_bt(tbl + j / p.bs);
+    if (blk >= p.nb) {
+        return NO_ROW;
+    }
+    return blk * p.bs + j % p.bs;
+}
+
+// decode_attend's key and value reads (attention_decode_loop.wgsl), through the block table.
+fn decode_score(key: u32, kbase: u32) -> f32 {
+    let r = pool_row(key);
+    if (r == NO_ROW) {
+        return bitcast<f32>(nan_bits);
+    }
+    let kb = r * (p.hkv * p.dh) + kbase;
+    var dot = vec4<f32>(0.0);
+    for (var d4 = 0u; d4 < DH4; d4++) {
+        dot += q_s[d4] * ld4_kp(kb + d4 * 4u);
+    }
+    return dot.x + dot.y + dot.z + dot.w;
+}
+
+fn decode_value(key: u32, kbase: u32, c4: u32) -> vec4<f32> {
+    let r = pool_row(key);
+    if (r == NO_ROW) {
+        return vec4<f32>(bitcast<f32>(nan_bits));
+    }
+    return ld4_vp(r * (p.hkv * p.dh) + kbase + c4 * 4u);
+}
+
+// Row t's (sequence, key count, ok) for the whole workgroup: thread 0 looks it up, every thread
+// gets it as a uniform value (the key loop's barriers need a uniform trip count).
+var<workgroup> row_w: vec3<u32>;
+
+fn workgroup_row(t: u32, tid: u32) -> vec3<u32> {
+    if (tid == 0u) {
+        let r = find_row(t);
+        row_w = vec3<u32>(r.s, r.pos + 1u, select(0u, 1u, r.ok));
+    }
+    return workgroupUniformLoad(&row_w);
+}

@@ -1,0 +1,49 @@
+// paged_gated_attention, first dispatch: each new token's k (rms_norm (1 + kn), RoPE at its
+// position) and v into the pool row its block table gives that position (paged_attention.wgsl),
+// rounded to the pool's dtype by the store (st_kp / st_vp). One thread per (token, kv head),
+// dims walked in order, so a token's key does not depend on the batch either. Runs before the
+// attention dispatch (paged_gated_attention.wgsl), which reads the pools as stored.
+// Bindings: k, v, kn, cos, sin, bt, seqs (read), kp, vp (write; in-out). Constant: WG.
+
+@compute @workgroup_size(WG)
+fn paged_gated_attention_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                            @builtin(local_invocation_index) lid: u32) {
+    let item = group_index(wid, nwg) * WG + lid;
+    if (item >= p.t * p.hkv) {
+        return;
+    }
+    let t = item / p.hkv;
+    let g = item % p.hkv;
+    let r = find_row(t);
+    if (!r.ok) {
+        return;
+    }
+    tbl = r.s * p.mb;
+    let slot = pool_row(r.pos);
+    if (slot == NO_ROW) {
+        return;
+    }
+    let src = (t * p.hkv + g) * p.dh;
+    let dst = (slot * p.hkv + g) * p.dh;
+    var ss = 0.0;
+    for (var d = 0u; d < p.dh; d++) {
+        let x = ld_k(src + d);
+        ss += x * x;
+    }
+    let inv = 1.0 / sqrt(ss / f32(p.dh) + p.eps);
+    for (var e = 0u; e < p.half; e++) {
+        let i1 = e + p.half;
+        let c = ld_cos(r.pos * p.half + e);
+        let s = ld_sin(r.pos * p.half + e);
+        let a = ld_k(src + e) * inv * (1.0 + ld_kn(e));
+        let b = ld_k(src + i1) * inv * (1.0 + ld_kn(i1));
+        st_kp(dst + e, a * c - b * s);
+        st_kp(dst + i1, b * c + a * s);
+    }
+    for (var d = 2u * p.half; d < p.dh; d++) {
+        st_kp(dst + d, ld_k(src + d) * inv * (1.0 + ld_kn(d)));
+    }
+    for (var d = 0u; d < p.dh; d++) {
+        st_vp(dst + d, ld_v(src + d));
+    }
+}
