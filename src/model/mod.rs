@@ -7,6 +7,7 @@ pub mod gguf;
 pub mod gguf_config;
 pub mod gguf_tokenizer;
 mod load;
+pub mod paged;
 pub mod qwen3;
 pub mod qwen3_5;
 pub mod safetensors;

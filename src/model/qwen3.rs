@@ -3,6 +3,7 @@
 //! activations and the KV cache are f32.
 use super::config::{Config, Dims};
 use super::load::{check_tensors, kv_pair, Load, Loader};
+use super::paged::{Batch, BatchWorkspace, KvPools};
 use super::{check_room, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
@@ -335,5 +336,88 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
         }
         Logits::All => dev.run(&Op::Linear, &[&ws.h, &w.lm_head], &[&ws.logits])?,
     }
+    Ok(())
+}
+
+/// Records one batched forward over the packed tokens of `b` (several sequences, each at its own
+/// positions), K and V written to the pools at the tokens' slots and attention read through the
+/// block tables; leaves the logits of `b.sample_rows` in `ws.logits[..r]`.
+pub fn forward_paged(
+    w: &Weights,
+    ws: &BatchWorkspace,
+    pools: &KvPools,
+    b: &Batch,
+    c: &Config,
+    dev: &dyn Backend,
+) -> Result<()> {
+    let (t, Dims { d, f, hq, hkv, dh, v }) = (b.t, c.dims());
+    let rows = |x: &Tensor, shape: &[usize]| x.view(0, shape);
+    let (x, x2) = (rows(&ws.x[0], &[t, d])?, rows(&ws.x[1], &[t, d])?);
+    let h = rows(&ws.h, &[t, d])?;
+    let (q0, q1) = (rows(&ws.q[0], &[t, hq, dh])?, rows(&ws.q[1], &[t, hq, dh])?);
+    let (k0, k1) = (rows(&ws.k[0], &[t, hkv, dh])?, rows(&ws.k[1], &[t, hkv, dh])?);
+    let vv = rows(&ws.v, &[t, hkv, dh])?;
+    let att = rows(&ws.att, &[t, hq, dh])?;
+    let o = rows(&ws.o, &[t, d])?;
+    let gu = rows(&ws.gate_up, &[t, 2 * f])?;
+    let act = rows(&ws.act, &[t, f])?;
+    let norm = Op::RmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: false,
+    };
+    let add_norm = Op::AddRmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: false,
+    };
+    let norm_rope = Op::RmsNormRope {
+        eps: c.rms_norm_eps,
+        rotary_dim: dh,
+    };
+    let rope = Op::Rope { rotary_dim: dh };
+    let attention = Op::PagedAttention {
+        scale: 1.0 / (dh as f32).sqrt(),
+        block_size: pools.block_size,
+    };
+    let pos = &b.positions;
+    // 1. x = embed[ids]; h = rmsnorm(x)
+    dev.run(&Op::Embedding, &[&w.embed, &b.ids], &[&x])?;
+    dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
+    for (li, l) in w.layers.iter().enumerate() {
+        // 2. q, k, v projections of every token
+        dev.run(&Op::Linear, &[&h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
+        dev.run(&Op::Linear, &[&h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
+        dev.run(&Op::Linear, &[&h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
+        // 3. q/k norm (Qwen3) and RoPE at each token's own position
+        match (&l.q_norm, &l.k_norm) {
+            (Some(qn), Some(kn)) => {
+                dev.run(&norm_rope, &[&q0, qn, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
+                dev.run(&norm_rope, &[&k0, kn, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+            }
+            _ => {
+                dev.run(&rope, &[&q0, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
+                dev.run(&rope, &[&k0, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+            }
+        }
+        // 4. K, V into the pools at the tokens' slots; attention through the block tables
+        dev.run(&Op::KvWrite, &[&k1, &vv, &b.slots], &[&pools.k[li], &pools.v[li]])?;
+        dev.run(
+            &attention,
+            &[&q1, &pools.k[li], &pools.v[li], &b.block_tables, &b.seqs],
+            &[&att],
+        )?;
+        // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)
+        dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, &l.o], &[&o])?;
+        dev.run(&add_norm, &[&x, &o, &l.post_norm], &[&x2, &h])?;
+        // 6. MLP; h = the next layer's (or the final) norm of x
+        dev.run(&Op::Linear, &[&h, &l.gate_up], &[&gu])?;
+        dev.run(&Op::SwiGlu, &[&gu], &[&act])?;
+        dev.run(&Op::Linear, &[&act, &l.down], &[&o])?;
+        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
+        dev.run(&add_norm, &[&x2, &o, next_norm], &[&x, &h])?;
+    }
+    // 7. the sampled rows of h (an embedding lookup with h as the table), then the LM head
+    let hs = rows(&ws.hs, &[b.r, d])?;
+    dev.run(&Op::Embedding, &[&h, &b.sample_rows], &[&hs])?;
+    dev.run(&Op::Linear, &[&hs, &w.lm_head], &[&rows(&ws.logits, &[b.r, v])?])?;
     Ok(())
 }
