@@ -43,11 +43,11 @@ fn benches() -> Vec<Bench> {
             });
         }
     }
-    // Prefill GEMM
+    // Prefill (512 rows)
     let (m, k, n) = (512usize, 1024usize, 3072usize);
     let case = Case::new(
         "linear",
-        "gemm,wbf16",
+        "m512,wbf16",
         Op::Linear,
         vec![normal(DType::F32, &[m, k]), normal(DType::BF16, &[n, k])],
         vec![TensorDesc::new(DType::F32, &[m, n])],

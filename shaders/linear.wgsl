@@ -1,5 +1,5 @@
-// linear: y[M, N] = x[M, K] · W[N, K]ᵀ, f32 accumulation. Shared by matvec.wgsl (small M) and
-// gemm.wgsl (prefill); linear/ prepends this file to either.
+// linear: y[M, N] = x[M, K] · W[N, K]ᵀ, f32 accumulation. linear/ prepends this file to
+// matvec.wgsl.
 // Constants from linear/: X_KIND / W_KIND (0 f32, 1 f16, 2 bf16); ALIGNED: every pair the
 // kernel loads starts on a word (16-bit operands have even offsets and K is even).
 // Bindings: x (read), w (read), y (write); their element offsets are p.offs[0].x / .y / .z.

@@ -1,7 +1,7 @@
 // Block-quantized weights (GGUF layouts), kept quantized in device memory: the kernels read the
 // raw blocks as u32 words and dequantize in registers. Prepended (after the binding prelude) to
 // one type file (q8_0.wgsl, q4_0.wgsl, q4_1.wgsl, q4_k.wgsl, q6_k.wgsl) and one entry file
-// (qmatvec.wgsl, qgemm.wgsl, qembed.wgsl); quant/ puts them together.
+// (qmatvec.wgsl, qembed.wgsl); quant/ puts them together.
 // The weight binding is always `w` (an embedding table too), bound as vec4<u32> words (`w_v4`;
 // `wd(i)` reads word i). Its blocks start at byte p.wbase of the buffer; row n (a whole number
 // of blocks) at byte p.wbase + n * p.rowb. Blocks of 18 and 210 bytes start at 2 mod 4 every

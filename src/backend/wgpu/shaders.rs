@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 56] = [
+pub const FILES: [(&str, &str); 54] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -64,7 +64,6 @@ pub const FILES: [(&str, &str); 56] = [
         "gdn_recurrent.wgsl",
         include_str!("../../../shaders/gdn_recurrent.wgsl"),
     ),
-    ("gemm.wgsl", include_str!("../../../shaders/gemm.wgsl")),
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
@@ -96,7 +95,6 @@ pub const FILES: [(&str, &str); 56] = [
     ("qcommon.wgsl", include_str!("../../../shaders/qcommon.wgsl")),
     ("qdots.wgsl", include_str!("../../../shaders/qdots.wgsl")),
     ("qembed.wgsl", include_str!("../../../shaders/qembed.wgsl")),
-    ("qgemm.wgsl", include_str!("../../../shaders/qgemm.wgsl")),
     ("qlanes.wgsl", include_str!("../../../shaders/qlanes.wgsl")),
     ("qmatvec.wgsl", include_str!("../../../shaders/qmatvec.wgsl")),
     ("qmatvec_xs.wgsl", include_str!("../../../shaders/qmatvec_xs.wgsl")),

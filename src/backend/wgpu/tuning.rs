@@ -28,7 +28,7 @@ pub enum Checks {
 /// kernel, so the checks add nothing there but time (without them these kernels ran 3-40% faster
 /// on an H200). The other kernels keep them: the float matvec, for one, ran up to 16% slower
 /// without them.
-pub const UNCHECKED: [&str; 5] = ["qmatvec", "qmatvec_xs", "xlimbs", "qgemm", "qembedding"];
+pub const UNCHECKED: [&str; 4] = ["qmatvec", "qmatvec_xs", "xlimbs", "qembedding"];
 
 /// Which dispatches are followed at once by a submit (to find the kernel behind a device loss or
 /// a hang: the error then surfaces at that kernel's submit).

@@ -1,5 +1,5 @@
 //! The generated WGSL of a linear plan: shaders/linear.wgsl (Params and the pair loaders) then
-//! matvec.wgsl or gemm.wgsl with their `//@` template lines unrolled for the plan's shape.
+//! matvec.wgsl with its `//@` template lines unrolled for the plan's shape.
 use crate::backend::wgpu::shaders::select_sg;
 use crate::backend::wgpu::WgpuBackend;
 use std::collections::HashMap;
@@ -8,27 +8,13 @@ use std::sync::{Mutex, OnceLock};
 /// A kernel and its shape parameters (each a different pipeline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Plan {
-    Matvec {
-        wg: u32,
-        r: u32,
-        mr: u32,
-        u: u32,
-        sg: bool,
-    },
-    Gemm {
-        bm: u32,
-        bn: u32,
-        bk: u32,
-        tm: u32,
-        tn: u32,
-    },
+    Matvec { wg: u32, r: u32, mr: u32, u: u32, sg: bool },
 }
 
 impl Plan {
     pub(super) fn variant(&self) -> String {
         match *self {
             Plan::Matvec { wg, r, mr, u, sg } => format!("wg{wg}r{r}m{mr}u{u}{}", if sg { "sg" } else { "" }),
-            Plan::Gemm { bm, bn, bk, tm, tn } => format!("t{bm}x{bn}k{bk}u{tm}x{tn}"),
         }
     }
 }
@@ -40,16 +26,6 @@ pub(super) fn body(b: &WgpuBackend, plan: Plan) -> &'static str {
     cache.entry((b.sources_id(), plan)).or_insert_with(|| {
         let src = match plan {
             Plan::Matvec { r, mr, u, sg, .. } => matvec_body(b, r, mr, u, sg),
-            Plan::Gemm { bm, bn, bk, tm, tn } => {
-                let wg = (bm / tm) * (bn / tn);
-                gemm_body(
-                    b.source("gemm.wgsl"),
-                    tm / 4,
-                    tn / 4,
-                    bm * bk / 2 / wg,
-                    bn * bk / 2 / wg,
-                )
-            }
         };
         Box::leak(format!("{}\n{src}", b.source("linear.wgsl")).into_boxed_str())
     })
@@ -143,51 +119,5 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
             select_sg(b.source("matvec.wgsl"), sg)
         ),
         &parts,
-    )
-}
-
-/// shaders/gemm.wgsl with its `//@` lines unrolled over the micro-tile (AM x 4 rows, AN vec4s)
-/// and over the `ap` / `bp` pairs of x / w a thread stages per K step.
-fn gemm_body(gemm: &str, am: u32, an: u32, ap: u32, bp: u32) -> String {
-    let tile = || (0..am).flat_map(move |h| (0..4).flat_map(move |i| (0..an).map(move |c| (h, i, c))));
-    let (mut decl, mut load, mut stage, mut fma, mut store) = (
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    );
-    for (x, n, pairs, tile_pair, sh, first) in [
-        ("a", "x", ap, "x_tile_pair", "As", "mt"),
-        ("b", "w", bp, "w_tile_pair", "Bs", "nt"),
-    ] {
-        let stride = if x == "a" { "SA" } else { "SB" };
-        for q in 0..pairs {
-            decl += &format!("let r{x}{q} = (lid + {q}u * WG) / PAIRS;\nlet k{x}{q} = ((lid + {q}u * WG) % PAIRS) * 2u;\nvar p{n}{q} = vec2<f32>();\n");
-            load += &format!("p{n}{q} = {tile_pair}({first} + r{x}{q}, kn + k{x}{q});\n");
-            stage += &format!("{{ let o = k{x}{q} * {stride} + r{x}{q}; {sh}[o >> 2u][o & 3u] = p{n}{q}.x; {sh}[(o + {stride}) >> 2u][(o + {stride}) & 3u] = p{n}{q}.y; }}\n");
-        }
-    }
-    for h in 0..am {
-        fma += &format!("let a{h} = As[(kk * SA + {h}u * HM + ty * 4u) >> 2u];\n");
-    }
-    for c in 0..an {
-        fma += &format!("let b{c} = Bs[(kk * SB + {c}u * HN + tx * 4u) >> 2u];\n");
-    }
-    for (h, i, c) in tile() {
-        let lane = ["x", "y", "z", "w"][i as usize];
-        decl += &format!("var c{h}_{i}_{c} = vec4<f32>();\n");
-        fma += &format!("c{h}_{i}_{c} += a{h}.{lane} * b{c};\n");
-        store += &format!("store4(mt + {h}u * HM + ty * 4u + {i}u, nt + {c}u * HN + tx * 4u, c{h}_{i}_{c});\n");
-    }
-    fill(
-        gemm,
-        &[
-            ("decl", decl),
-            ("load", load),
-            ("stage", stage),
-            ("fma", fma),
-            ("store", store),
-        ],
     )
 }

@@ -1,14 +1,11 @@
 //! linear: y[M, N] = x[M, K] · W[N, K]ᵀ for every float dtype of x, w and y (f32 accumulation).
 //!
-//! Two kernels, both prefixed with shaders/linear.wgsl (Params and the pair loaders), their
-//! inner loops unrolled into straight-line code by `matvec_body` / `gemm_body`:
-//! * `matvec` (shaders/matvec.wgsl), M <= 64 (decode, small batches): memory-bound on W. A
+//! One kernel, prefixed with shaders/linear.wgsl (Params and the pair loaders), its inner loop
+//! unrolled into straight-line code by `matvec_body`:
+//! * `matvec` (shaders/matvec.wgsl), every M (see `plan`: rows independent of M): memory-bound on W. A
 //!   workgroup of WG threads owns R weight rows and MR x rows; its threads stride over K together
 //!   a pair of elements (one word of a 16-bit W) per row and step, U steps a trip, and reduce with
 //!   subgroup shuffles (`sg` variant, where the adapter has subgroups) or a workgroup-memory tree.
-//! * `gemm` (shaders/gemm.wgsl), M > 64 (prefill): BM x BN output tiles staged through workgroup
-//!   memory BK at a time (next step's loads issued before this step's sums), TM x TN per thread:
-//!   64x64 (4x4), 128x64 (8x4) or 128x128 (8x8) by how many tiles there are.
 //!
 //! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
 //! Any element offsets and any M, N, K are handled (16-bit rows of odd K start mid-word).
@@ -27,8 +24,6 @@ use crate::tensor::Tensor;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
 
-/// Largest M that goes to the matvec kernel (in workgroups of up to 4 x rows).
-const MATVEC_MAX_M: usize = 64;
 /// Accumulators per thread in matvec (R * MR); bounds its workgroup memory to 8 * WG floats.
 const MATVEC_MAX_ACC: u32 = 8;
 
@@ -68,49 +63,23 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     Support::Yes
 }
 
-/// The kernel for an M x K x N problem on `b`.
-fn plan(b: &WgpuBackend, m: usize, _k: usize, n: usize) -> Plan {
-    // Tuned with linear::sweep (K and N 1024..151936, bf16/f16/f32 W).
-    if m <= MATVEC_MAX_M {
-        // the tuned workgroup (tuning.rs `float_matvec`) with up to 4 x rows: for M <= 64 the
-        // tiled kernel has too few workgroups to hide memory latency
-        let mr = m.min(4) as u32;
-        let super::tuning::MatvecShape { wg, r, u } = b.tuning.float_matvec;
-        debug_assert!(r * mr <= MATVEC_MAX_ACC);
-        return Plan::Matvec {
-            wg,
-            r,
-            mr,
-            u,
-            sg: b.caps.subgroup,
-        };
-    }
-    // Bigger tiles once there are enough of them for every multiprocessor (17-25 TFLOP/s).
-    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
-    if tiles(128, 128) >= 512 {
-        Plan::Gemm {
-            bm: 128,
-            bn: 128,
-            bk: 16,
-            tm: 8,
-            tn: 8,
-        }
-    } else if tiles(128, 64) >= 256 {
-        Plan::Gemm {
-            bm: 128,
-            bn: 64,
-            bk: 16,
-            tm: 8,
-            tn: 4,
-        }
-    } else {
-        Plan::Gemm {
-            bm: 64,
-            bn: 64,
-            bk: 16,
-            tm: 4,
-            tn: 4,
-        }
+/// The kernel for an M x K x N problem on `b`: the matvec for every M. A row of y is then the same
+/// bits whatever M is (the kernel's per-row order of sums does not depend on how many x rows a
+/// workgroup holds): the serving engine packs the tokens of many sequences into one linear, and a
+/// sequence's result must not depend on its neighbours or on how its prompt was chunked. (A tiled
+/// GEMM summing in another order served M > 64 before; a tiled prefill kernel must keep this
+/// order.)
+fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize) -> Plan {
+    // the tuned workgroup (tuning.rs `float_matvec`) with up to 4 x rows
+    let mr = m.min(4) as u32;
+    let super::tuning::MatvecShape { wg, r, u } = b.tuning.float_matvec;
+    debug_assert!(r * mr <= MATVEC_MAX_ACC);
+    Plan::Matvec {
+        wg,
+        r,
+        mr,
+        u,
+        sg: b.caps.subgroup,
     }
 }
 
@@ -151,19 +120,6 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
             consts.extend([("WG", wg), ("R", r), ("MR", mr), ("U", u)].map(|(c, v)| (c, format!("{v}u"))));
             let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
             ("matvec", body(b, plan), groups)
-        }
-        Plan::Gemm { bm, bn, bk, tm, tn } => {
-            let wg = (bm / tm) * (bn / tn);
-            assert!(matches!(tm, 4 | 8) && matches!(tn, 4 | 8) && bk % 2 == 0);
-            assert!(
-                (bm * bk / 2) % wg == 0 && (bn * bk / 2) % wg == 0,
-                "gemm tile loads must divide evenly"
-            );
-            consts.extend(
-                [("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn), ("WG", wg)]
-                    .map(|(c, v)| (c, format!("{v}u"))),
-            );
-            ("gemm", body(b, plan), m.div_ceil(bm as usize) * n.div_ceil(bn as usize))
         }
     };
     if groups > u32::MAX as usize {

@@ -63,15 +63,6 @@ fn candidates(m: usize) -> Vec<Plan> {
             }
         }
     }
-    for (bm, bn, bk, tm, tn) in [
-        (64, 64, 16, 4, 4),
-        (64, 64, 32, 4, 4),
-        (64, 128, 16, 4, 8),
-        (128, 64, 16, 8, 4),
-        (128, 128, 16, 8, 8),
-    ] {
-        v.push(Plan::Gemm { bm, bn, bk, tm, tn });
-    }
     v
 }
 

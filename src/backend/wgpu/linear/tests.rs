@@ -81,36 +81,6 @@ fn forced_plans_match_cpu() {
             plans.push((Plan::Matvec { wg, r, mr, u, sg }, mr as usize));
         }
     }
-    plans.push((
-        Plan::Gemm {
-            bm: 128,
-            bn: 128,
-            bk: 16,
-            tm: 8,
-            tn: 8,
-        },
-        9,
-    ));
-    plans.push((
-        Plan::Gemm {
-            bm: 64,
-            bn: 64,
-            bk: 16,
-            tm: 4,
-            tn: 4,
-        },
-        5,
-    ));
-    plans.push((
-        Plan::Gemm {
-            bm: 64,
-            bn: 128,
-            bk: 32,
-            tm: 4,
-            tn: 8,
-        },
-        2,
-    ));
     for (plan, mr) in plans {
         for dt in dts {
             for (k, n) in [(7, 5), (4097, 13), (300, 131)] {

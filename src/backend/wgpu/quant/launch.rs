@@ -70,7 +70,6 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) 
                 false => src,
             }
         }
-        Kind::Gemm => s("qgemm.wgsl").to_string(),
         Kind::Embed => s("qembed.wgsl").to_string(),
     };
     format!("{}\n{extra}{}\n{entry}", s("qcommon.wgsl"), s(ty))
@@ -140,7 +139,6 @@ pub(super) fn launch_linear(
                 ),
             )
         }
-        Kind::Gemm => ("qgemm", m.div_ceil(64) * n.div_ceil(64), "t64".to_string()),
         Kind::Embed => unreachable!(),
     };
     if groups > u32::MAX as usize {

@@ -1,7 +1,7 @@
 //! Block-quantized weights (GGUF q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl) kept quantized in device
 //! memory: `linear` with a quantized w and `embedding` / `embedding_shard` with a quantized table.
-//! The kernels read the raw blocks as u32 words and dequantize in registers (or, in the GEMM, one
-//! 64 x 32 tile at a time into workgroup memory); a weight is never expanded in device memory.
+//! The kernels read the raw blocks as u32 words and dequantize in registers; a weight is never
+//! expanded in device memory.
 //!
 //! The wgpu device keeps GGUF's byte order except for q8_0, whose blocks are regrouped eight at a
 //! time as their quants then their scales (qlayout.rs, called by context/buffers.rs' upload / download:
@@ -10,14 +10,13 @@
 //! A kernel is three or four WGSL files: shaders/qcommon.wgsl (Params, word/f16/byte readers),
 //! the type file (q8_0.wgsl, q4_0.wgsl (also iq4_nl), q4_1.wgsl, q4_k.wgsl, q6_k.wgsl: the block
 //! layout as a matvec lane `lane_dot` and an exact 4-element dequantizer `wq4`) and the entry file:
-//! * `qmatvec` (shaders/qmatvec.wgsl), M <= MATVEC_MAX_M: WG threads x R rows a workgroup, one x
+//! * `qmatvec` (shaders/qmatvec.wgsl), every M (rows independent of M): WG threads x R rows a workgroup, one x
 //!   row, threads striding over the row's lane slots (coalesced weight and x reads; the x values
 //!   serve all R rows; subgroup reduction where available). Its lanes: shaders/qlanes.wgsl
 //!   (scalar words, any x dtype) or, for q4_k and q8_0 with f32 x and rows on 16 bytes, the
 //!   type's vec4 lanes (q4_k_v4.wgsl, q8_0_v4.wgsl: 16-byte weight and x loads), or for big q4_k
 //!   matrices its integer-dot lanes (q4_k_dp.wgsl) over x as byte limbs (limbs.wgsl) from the
 //!   xlimbs.wgsl pre-pass or made by the workgroup (entry shaders/qmatvec_xs.wgsl).
-//! * `qgemm` (shaders/qgemm.wgsl), larger M: 64 x 64 tiles, K steps of 32.
 //! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
 //!
 //! The weight's position is passed as a byte offset (`wbase`) in Params; the dispatcher's element
@@ -42,9 +41,6 @@ use plan::{lanes, sg32, Kind, Lanes};
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
 const LIMB_WORDS: usize = 28;
 
-/// Largest M that goes to the matvec kernel (one x row a workgroup: W is read M times, mostly
-/// from cache).
-pub const MATVEC_MAX_M: usize = 8;
 const EMBED_WG: u32 = 128;
 
 #[repr(C)]
@@ -112,18 +108,17 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let kind = match m <= MATVEC_MAX_M {
-        true => match lanes(b, x, w)? {
-            Lanes::LimbsWg => Kind::Matvec {
-                sg: sg32(b),
-                lanes: Lanes::LimbsWg,
-            },
-            l => Kind::Matvec {
-                sg: b.caps.subgroup,
-                lanes: l,
-            },
+    // The matvec for every M (one x row a workgroup: W is read M times, mostly from cache), so a
+    // row of y is the same bits whatever M is (batch-invariant serving; see linear::plan).
+    let kind = match lanes(b, x, w)? {
+        Lanes::LimbsWg => Kind::Matvec {
+            sg: sg32(b),
+            lanes: Lanes::LimbsWg,
         },
-        false => Kind::Gemm,
+        l => Kind::Matvec {
+            sg: b.caps.subgroup,
+            lanes: l,
+        },
     };
     launch_linear(b, kind, None, None, x, w, y)
 }

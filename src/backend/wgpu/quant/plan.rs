@@ -21,7 +21,6 @@ pub(super) enum Lanes {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Kind {
     Matvec { sg: bool, lanes: Lanes },
-    Gemm,
     Embed,
 }
 

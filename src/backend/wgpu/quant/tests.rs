@@ -151,7 +151,6 @@ fn forced_variants_match_cpu() {
             (1, qk, 5),
             (2, wo),
         );
-        check(&b, Kind::Gemm, None, (DType::F16, wd), (3, 2 * qk, 70), (6, wo));
     }
 }
 
