@@ -9,6 +9,7 @@ pub mod model;
 pub mod op;
 pub mod parity;
 pub mod quant;
+pub mod serve;
 pub mod tensor;
 pub mod util;
 
