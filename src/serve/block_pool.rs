@@ -318,6 +318,26 @@ mod tests {
         ));
     }
 
+    fn golden_config(name: &str) -> Config {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("goldens/{name}/model/config.json"));
+        Config::from_file(&p).unwrap()
+    }
+
+    #[test]
+    fn geometry_from_configs() {
+        // qwen3_5-tiny: 4 layers, one of them full attention; 2 KV heads of 64
+        let g = KvGeometry::from_config(&golden_config("qwen3_5-tiny"), DType::F16, 16).unwrap();
+        assert_eq!((g.layers, g.kv_heads, g.head_dim), (1, 2, 64));
+        assert_eq!(g.bytes_per_block(), 2 * 16 * 2 * 64 * 2);
+        let c = golden_config("qwen3-tiny");
+        let g = KvGeometry::from_config(&c, DType::F32, 16).unwrap();
+        assert_eq!(g.layers, c.num_hidden_layers);
+        assert!(matches!(
+            KvGeometry::from_config(&c, DType::Q8_0, 16),
+            Err(ServeError::KvDtype(_))
+        ));
+    }
+
     #[test]
     fn block_bytes_and_count() {
         // Qwen3-0.6B: 28 layers, 8 KV heads of 128, f16: 28*2*16*8*128*2 = 1,835,008 bytes a block

@@ -292,3 +292,28 @@ fn protocol_is_enforced() {
         "the step stayed in flight through the errors"
     );
 }
+
+#[test]
+fn for_model_turns_prefix_caching_off_for_the_hybrid() {
+    let load = |name: &str| {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("goldens/{name}/model/config.json"));
+        crate::model::config::Config::from_file(&p).unwrap()
+    };
+    let c = SchedulerConfig::for_model(&load("qwen3_5-tiny"), 64);
+    assert_eq!(
+        (c.prefix_caching, c.recurrent_state.as_deref()),
+        (false, Some("qwen3_5_text"))
+    );
+    assert_eq!((c.max_model_len, c.eos_token_ids.as_slice()), (512, &[511][..]));
+    assert!(Scheduler::new(c.clone()).is_ok());
+    let on = SchedulerConfig {
+        prefix_caching: true,
+        ..c
+    };
+    assert!(matches!(
+        Scheduler::new(on),
+        Err(ServeError::PrefixCacheUnsupported { .. })
+    ));
+    let c = SchedulerConfig::for_model(&load("qwen3-tiny"), 64);
+    assert!(c.prefix_caching && c.recurrent_state.is_none());
+}
