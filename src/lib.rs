@@ -36,6 +36,8 @@ pub mod parity;
 #[doc(hidden)]
 pub mod quant;
 #[doc(hidden)]
+pub mod serve;
+#[doc(hidden)]
 pub mod tensor;
 #[doc(hidden)]
 pub mod util;
