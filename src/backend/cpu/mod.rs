@@ -8,6 +8,8 @@ mod embedding;
 mod gated_attention;
 mod gdn;
 mod linear;
+mod min_p;
+mod penalties;
 mod reduce;
 mod rms_norm;
 mod rope;
@@ -19,6 +21,8 @@ pub use embedding::embedding;
 pub use gated_attention::{gated_attention, qk_preamble, split_q_gate, GatedAttentionDims};
 pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
 pub use linear::linear;
+pub use min_p::min_p;
+pub use penalties::{penalize, penalties};
 pub use reduce::{argmax, softmax, topk};
 pub use rms_norm::{rms_norm, rms_norm_gated};
 pub use rope::rope;
@@ -306,6 +310,12 @@ impl Backend for CpuBackend {
                 let y = gated_attention(&q, &gate, &self.f32s(o[1])?, &self.f32s(o[2])?, d, *scale);
                 self.put(o[0], &y)
             }
+            Op::Penalties => {
+                let v = i[0].shape[1];
+                let y = penalties(&self.f32s(i[0])?, &self.u32s(i[1])?, &self.f32s(i[2])?, v);
+                self.put(o[0], &y)
+            }
+            Op::MinP => self.put(o[0], &min_p(&self.f32s(i[0])?, &self.f32s(i[1])?, i[0].shape[1])),
         }
     }
 

@@ -97,6 +97,8 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::GdnChunked
         | Op::RmsNormGated { .. }
         | Op::GatedAttention { .. } => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
+        // the sampling ops: WGSL kernels only until the native issue adds them
+        Op::Penalties | Op::MinP => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
     }
 }
 
@@ -318,7 +320,9 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::GdnRecurrent
         | Op::GdnChunked
         | Op::RmsNormGated { .. }
-        | Op::GatedAttention { .. } => {
+        | Op::GatedAttention { .. }
+        | Op::Penalties
+        | Op::MinP => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

@@ -14,6 +14,8 @@ mod gated_attention;
 mod gdn;
 pub mod kernel;
 mod linear;
+mod min_p;
+mod penalties;
 pub mod portability;
 mod profile;
 mod qlayout;
@@ -78,6 +80,8 @@ impl Backend for WgpuBackend {
             Op::GdnRecurrent | Op::GdnChunked => gdn::supports(self, desc),
             Op::RmsNormGated { .. } => rms_norm_gated::supports(self, desc),
             Op::GatedAttention { .. } => gated_attention::supports(self, desc),
+            Op::Penalties => penalties::supports(self, desc),
+            Op::MinP => min_p::supports(self, desc),
         }
     }
 
@@ -116,6 +120,8 @@ impl Backend for WgpuBackend {
             Op::GdnRecurrent | Op::GdnChunked => gdn::record(self, op, inputs, outputs),
             Op::RmsNormGated { .. } => rms_norm_gated::record(self, op, inputs, outputs),
             Op::GatedAttention { .. } => gated_attention::record(self, op, inputs, outputs),
+            Op::Penalties => penalties::record(self, inputs, outputs),
+            Op::MinP => min_p::record(self, inputs, outputs),
         }
     }
 

@@ -7,6 +7,8 @@ mod embedding;
 mod gated_attention;
 mod gdn;
 mod linear;
+mod min_p;
+mod penalties;
 mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
@@ -32,6 +34,8 @@ pub fn all() -> Vec<Case> {
     v.extend(gdn::cases());
     v.extend(rms_norm_gated::cases());
     v.extend(gated_attention::cases());
+    v.extend(penalties::cases());
+    v.extend(min_p::cases());
     v
 }
 
