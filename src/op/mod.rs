@@ -107,8 +107,8 @@ pub enum Op {
     /// multiply because a WGSL division is not correctly rounded, so every device agrees bit for bit.
     /// For a token with counts != 0 and a finite logit l (in this order, as vLLM applies them):
     /// x = l * rep_inv if l > 0 else l * rep; then where the output count n = counts & !PROMPT_SEEN
-    /// is > 0: x = fma(-frequency, n, x) (one rounding), x = x - presence. Every other element
-    /// (an unseen token, a non-finite logit) is copied.
+    /// is > 0: x = x - frequency * n, x = x - presence; every operation rounded to f32 on its own
+    /// (no fused multiply-add). Every other element (an unseen token, a non-finite logit) is copied.
     Penalties,
     /// Min-p over rows of logits, one row per sequence: logits [R, V] f32, margin [R, 1] f32
     /// -> out [R, V] f32. With m the row's largest non-NaN logit, an element l is kept when

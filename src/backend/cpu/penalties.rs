@@ -13,8 +13,8 @@ pub fn penalize(l: f32, count: u32, p: &[f32]) -> f32 {
     let mut x = if l > 0.0 { l * rep_inv } else { l * rep };
     let n = count & !PROMPT_SEEN;
     if n > 0 {
-        // fused, as the kernels' fma: one rounding whether or not a compiler would contract
-        x = (-frequency).mul_add(n as f32, x);
+        // the product rounded on its own, then the subtraction (Rust never fuses them)
+        x -= frequency * n as f32;
         x -= presence;
     }
     x

@@ -16,7 +16,8 @@ struct Params {
     rows: u32,
     v: u32,
     n: u32,
-    pad: u32,
+    /// always 0 (the kernel XORs products with it so no compiler fuses them: penalties.wgsl)
+    zero: u32,
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 48);
 
@@ -50,7 +51,7 @@ pub fn record(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
         rows: rows as u32,
         v: v as u32,
         n: n as u32,
-        pad: 0,
+        zero: 0,
     };
     b.dispatch(
         &key,

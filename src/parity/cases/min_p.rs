@@ -35,9 +35,13 @@ fn logits(r: usize, v: usize, margin: &[f32], s: u64) -> Vec<f32> {
         at(20.0);
         if m.is_finite() {
             let thr = 20.0f32 - m;
+            // at the threshold and one ulp either side (the one above would be a new maximum
+            // when the margin is 0)
             at(thr);
             at(f32::from_bits(thr.to_bits() + 1));
-            at(f32::from_bits(thr.to_bits() - 1));
+            if m > 0.0 {
+                at(f32::from_bits(thr.to_bits() - 1));
+            }
         } else {
             at(f32::NAN);
         }
