@@ -81,6 +81,7 @@ fn repetition_penalty_breaks_the_default_models_loop() {
         },
     );
     let (a, b) = (repeats(&plain), repeats(&pen));
+    eprintln!("default model, 48 greedy tokens: {a} repeats, {b} with the penalty");
     assert!(
         a >= 24,
         "the premise: the unpenalized greedy output loops ({a} repeats): {plain:?}"
@@ -107,6 +108,7 @@ fn repetition_penalty_breaks_smollm2s_loop() {
         },
     );
     let (a, b) = (repeats(&plain), repeats(&pen));
+    eprintln!("SmolLM2, 40 greedy tokens: {a} repeats, {b} with the penalty");
     assert!(
         a >= 20,
         "the premise: SmolLM2's greedy output loops ({a} repeats): {plain:?}"
