@@ -37,10 +37,13 @@ fn logits(r: usize, v: usize, margin: &[f32], s: u64) -> Vec<f32> {
             let thr = 20.0f32 - m;
             // at the threshold and one ulp either side (the one above would be a new maximum
             // when the margin is 0)
+            // (thr is never 0 here, so one more or one less in its bits is one ulp away)
+            let (away, toward) = (f32::from_bits(thr.to_bits() + 1), f32::from_bits(thr.to_bits() - 1));
+            let (above, below) = if thr > 0.0 { (away, toward) } else { (toward, away) };
             at(thr);
-            at(f32::from_bits(thr.to_bits() + 1));
+            at(below);
             if m > 0.0 {
-                at(f32::from_bits(thr.to_bits() - 1));
+                at(above);
             }
         } else {
             at(f32::NAN);
@@ -82,4 +85,34 @@ pub fn cases() -> Vec<Case> {
     margin.extend([f32::INFINITY; 4]);
     v.push(case("edges", 8, n, edges, margin));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parity::case::Init;
+
+    /// The ties are really there: in every row with a finite margin the maximum is the planted 20,
+    /// a value sits exactly at the threshold (kept by the reference) and one an ulp below (dropped).
+    #[test]
+    fn rows_hold_values_at_the_threshold() {
+        for c in super::cases().iter().filter(|c| c.id.starts_with("min_p[f32")) {
+            let (Init::Values(x), Init::Values(m)) = (&c.inputs[0].init, &c.inputs[1].init) else {
+                panic!("{}: explicit values expected", c.id)
+            };
+            let v = c.inputs[0].desc.shape[1];
+            let out = crate::backend::cpu::min_p(x, m, v);
+            for (r, &mr) in m.iter().enumerate().filter(|(_, m)| m.is_finite()) {
+                let (row, kept) = (&x[r * v..(r + 1) * v], &out[r * v..(r + 1) * v]);
+                let thr = 20.0f32 - mr;
+                assert_eq!(row.iter().cloned().fold(f32::MIN, f32::max), 20.0, "{} row {r}", c.id);
+                let at = |want: f32| row.iter().zip(kept).find(|(&a, _)| a == want).map(|(_, &k)| k);
+                assert_eq!(at(thr), Some(thr), "{} row {r}: the tie at {thr}", c.id);
+                let below = row
+                    .iter()
+                    .zip(kept)
+                    .find(|(&a, _)| a < thr && a > thr - thr.abs() * 1e-6);
+                assert_eq!(below.map(|(_, &k)| k), Some(f32::NEG_INFINITY), "{} row {r}", c.id);
+            }
+        }
+    }
 }
