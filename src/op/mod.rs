@@ -102,7 +102,7 @@ pub enum Op {
     /// (1, 1, 0, 0) is copied): logits [R, V] f32, counts [R, V] u32, params [R, 4] f32
     /// -> out [R, V] f32.
     /// counts[r, v] = how often token v occurs in sequence r's output, with `PROMPT_SEEN` (bit 31)
-    /// set when it occurs in the prompt. params[r] = (rep, rep_inv, presence, frequency), where
+    /// set when it occurs in the prompt. Row r of params = (rep, rep_inv, presence, frequency), where
     /// rep_inv is 1 / rep rounded to f32 by the caller (`sampler::penalty_params`): the kernels
     /// multiply because a WGSL division is not correctly rounded, so every device agrees bit for bit.
     /// For a token with counts != 0 and a finite logit l (in this order, as vLLM applies them):

@@ -1,7 +1,7 @@
 //! The reference of `Op::MinP`: each row keeps the logits within `margin` of its largest one and
 //! drops the others to -inf. One f32 subtraction and comparisons, so every device agrees bit for bit.
 
-/// logits [R, V], margin [R] -> out [R, V].
+/// logits [R, V], margin `[R]` -> out [R, V].
 pub fn min_p(logits: &[f32], margin: &[f32], v: usize) -> Vec<f32> {
     let mut out = Vec::with_capacity(logits.len());
     for (row, &m) in logits.chunks(v).zip(margin) {
