@@ -106,6 +106,67 @@ fn seed_and_logprobs_below_zero_are_refused() {
 }
 
 #[test]
+fn repetition_penalty_not_above_zero_is_refused() {
+    for v in ["0", "-1", "-0.5", "NaN", "inf"] {
+        refused(
+            &["--repetition-penalty", v, "--prompt", "hi"],
+            &["--repetition-penalty", "> 0 (1 = off)"],
+        );
+    }
+    refused(
+        &["--repetition-penalty=-2", "--prompt", "hi"],
+        &["--repetition-penalty", "> 0"],
+    );
+}
+
+#[test]
+fn presence_and_frequency_penalties_outside_minus_two_two_are_refused() {
+    for flag in ["--presence-penalty", "--frequency-penalty"] {
+        for v in ["2.5", "-2.01", "-3", "x"] {
+            refused(&[flag, v, "--prompt", "hi"], &[flag, "in [-2, 2]"]);
+        }
+        let eq = format!("{flag}=-7");
+        refused(&[eq.as_str(), "--prompt", "hi"], &[flag, "in [-2, 2]"]);
+    }
+}
+
+#[test]
+fn min_p_outside_zero_one_is_refused() {
+    for v in ["-0.1", "1.5", "-1", "two"] {
+        refused(&["--min-p", v, "--prompt", "hi"], &["--min-p", "0 <= min-p <= 1"]);
+    }
+}
+
+/// Values at the ends of the ranges, negative ones among them, are taken as values and run.
+#[test]
+fn penalties_and_min_p_in_range_run() {
+    let m = tiny();
+    let args = [
+        "--model",
+        &m,
+        "--device",
+        "cpu",
+        "--tokens",
+        "1,2,3",
+        "-n",
+        "6",
+        "--ignore-eos",
+        "--json",
+        "--repetition-penalty",
+        "0.5",
+        "--presence-penalty",
+        "-2",
+        "--frequency-penalty=2",
+        "--min-p",
+        "1",
+        "--temperature",
+        "0.9",
+    ];
+    let (v, _) = json(&args);
+    assert_eq!(v["generated_ids"].as_array().unwrap().len(), 6, "{v}");
+}
+
+#[test]
 fn logprobs_without_json_is_refused() {
     refused(&["--logprobs", "3", "--prompt", "hi"], &["--logprobs needs --json"]);
 }

@@ -108,7 +108,14 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       eps: the eps = 1e-1 cases red, the eps = 1e-6 ones green (below f32 rounding there);
 ///   teeth::out_dtype_from_input::gated_attention[..]     the output declared with the INPUT's
 ///       dtype over the output's buffer region (the known launch bug: bf16 bits written through
-///       f32 pointers): every case whose output dtype differs from its input's red.
+///       f32 pointers): every case whose output dtype differs from its input's red;
+///   teeth::min_p_tie_dropped::min_p[..]                  shaders/min_p.wgsl patched to keep only
+///       logits strictly above the threshold: every case with a row whose margin is finite (its
+///       planted ties at m - margin, or its +inf maximum) red, the one-row case (min-p off: the
+///       row copied) green;
+///   teeth::repetition_sides_swapped::penalties[..]       shaders/penalties.wgsl patched to divide
+///       the negative logits and multiply the positive ones: every case with a row whose
+///       repetition penalty is on red, the one-row case (its row all off) green.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -125,6 +132,18 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "/ f32(p.d) + p.eps)",
         "/ f32(p.d))",
     ));
+    let tie = Arc::new(Patched::new(
+        "min_p_tie_dropped",
+        "min_p.wgsl",
+        "k >= keep_from && k > 1u",
+        "k > keep_from && k > 1u",
+    ));
+    let sides = Arc::new(Patched::new(
+        "repetition_sides_swapped",
+        "penalties.wgsl",
+        "select(ld_params(4u * r), ld_params(4u * r + 1u), l > 0.0)",
+        "select(ld_params(4u * r + 1u), ld_params(4u * r), l > 0.0)",
+    ));
     let block = Arc::new(Patched::new(
         "block_index_off_by_one",
         "paged_attention.wgsl",
@@ -139,7 +158,11 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     ));
     let mut trials = Vec::new();
     for case in cases::all() {
+        // the sampling cases cycle their rows' parameters from the off values: one row is all off
+        let rows = case.inputs[0].desc.shape[0];
         let bites: Vec<(Tooth, bool)> = match &case.op {
+            Op::MinP => vec![(Tooth::Patched(tie.clone()), rows > 1)],
+            Op::Penalties => vec![(Tooth::Patched(sides.clone()), rows > 1)],
             Op::GdnChunked => vec![(
                 Tooth::Patched(chunk.clone()),
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,

@@ -17,6 +17,20 @@ pub struct SamplingArgs {
     pub top_p: f32,
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = check::seed)]
     pub seed: u64,
+    /// Divide the positive logits (multiply the negative ones) of every token seen in the prompt
+    /// or the output by R (> 0; 1 = off, above 1 discourages repeats)
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = check::repetition_penalty)]
+    pub repetition_penalty: f32,
+    /// Subtract P once from the logit of every token that occurs in the output (-2 <= P <= 2; 0 = off)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = check::penalty("--presence-penalty"))]
+    pub presence_penalty: f32,
+    /// Subtract F times its count in the output from each token's logit (-2 <= F <= 2; 0 = off)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = check::penalty("--frequency-penalty"))]
+    pub frequency_penalty: f32,
+    /// When sampling, drop the tokens less likely than P times the most likely one (after the
+    /// temperature; 0 <= P <= 1; 0 = off; greedy ignores it)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = check::min_p)]
+    pub min_p: f32,
 }
 
 impl SamplingArgs {
@@ -26,6 +40,10 @@ impl SamplingArgs {
             top_k: self.top_k,
             top_p: self.top_p,
             seed: self.seed,
+            repetition_penalty: self.repetition_penalty,
+            presence_penalty: self.presence_penalty,
+            frequency_penalty: self.frequency_penalty,
+            min_p: self.min_p,
         }
     }
 }

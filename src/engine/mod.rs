@@ -1,5 +1,6 @@
 //! The engine: a loaded model on one backend, its KV cache, prefill, decode and sampling.
 pub mod chat;
+mod penalties;
 pub mod sampler;
 
 use crate::backend::{Backend, Capability};
@@ -13,6 +14,7 @@ use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
 use crate::model::{Logits, Pass, Source};
 use crate::op::Op;
+use penalties::Penalizer;
 use sampler::{log_softmax, top_logprobs, Sampler};
 use std::collections::HashMap;
 use std::path::Path;
@@ -204,10 +206,35 @@ impl Engine {
 
     /// Picks the next token after a forward over `t` tokens (Logits::Last). Greedy without logprobs
     /// runs argmax on the device and reads back 4 bytes; otherwise the logits row comes back.
+    /// Penalties and min-p need the sequence's token counts, which `generate` keeps: here they are
+    /// refused.
     pub fn choose(&mut self, t: usize, sampler: &mut Sampler, logprobs: Option<usize>) -> Result<Step> {
+        let s = sampler.cfg();
+        if s.has_penalties() || s.uses_min_p() {
+            return Err(Error::Other(
+                "Engine::choose keeps no token history: penalties and min-p run through Engine::generate".into(),
+            ));
+        }
+        self.choose_with(t, sampler, logprobs, None)
+    }
+
+    /// `choose`, with the sequence's penalties and min-p (when on) run on the device over the
+    /// logits row first. The logprobs are the model's, before penalties and min-p (as vLLM
+    /// reports them by default); with those on they come only when asked.
+    fn choose_with(
+        &mut self,
+        t: usize,
+        sampler: &mut Sampler,
+        logprobs: Option<usize>,
+        pen: Option<&Penalizer>,
+    ) -> Result<Step> {
+        let ws = &self.workspaces[&t];
+        let raw = ws.logits().view(0, &[1, self.cfg.vocab_size])?;
+        let row = match pen {
+            Some(p) => p.apply(self.dev.as_ref(), &raw)?,
+            None => raw.clone(),
+        };
         if sampler.cfg().is_greedy() && logprobs.is_none() {
-            let ws = &self.workspaces[&t];
-            let row = ws.logits().view(0, &[1, self.cfg.vocab_size])?;
             self.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
             let b = self.dev.download(ws.next())?;
             return Ok(Step {
@@ -216,13 +243,20 @@ impl Engine {
                 top: vec![],
             });
         }
-        let logits = self.logits(t, 1)?;
+        let logits = DType::F32.decode_f32(&self.dev.download(&row)?);
         let token = sampler.sample(&logits);
-        let lp = log_softmax(&logits);
+        let lp = match (pen, logprobs) {
+            (None, _) => Some(log_softmax(&logits)),
+            (Some(_), Some(_)) => Some(log_softmax(&DType::F32.decode_f32(&self.dev.download(&raw)?))),
+            (Some(_), None) => None,
+        };
         Ok(Step {
             token,
-            logprob: Some(lp[token as usize]),
-            top: logprobs.map(|k| top_logprobs(&lp, k)).unwrap_or_default(),
+            logprob: lp.as_ref().map(|lp| lp[token as usize]),
+            top: match (lp, logprobs) {
+                (Some(lp), Some(k)) => top_logprobs(&lp, k),
+                _ => vec![],
+            },
         })
     }
 
@@ -291,7 +325,9 @@ impl Engine {
     }
 
     /// Prefill + decode of up to `n` tokens, calling `on_token` for each; stops at EOS (when
-    /// `stop_at_eos`) or when `on_token` returns false.
+    /// `stop_at_eos`) or when `on_token` returns false. With penalties or min-p on, the sequence's
+    /// token counts live on the device and the ops run over each step's logits row before the
+    /// choice (greedy: argmax on the device; sampling: the row comes back).
     pub fn generate(
         &mut self,
         prompt: &[u32],
@@ -301,6 +337,7 @@ impl Engine {
         stop_at_eos: bool,
         on_token: &mut dyn FnMut(&Step) -> bool,
     ) -> Result<Vec<Step>> {
+        sampler.cfg().check()?;
         let mut cache = self.new_cache()?;
         if prompt.len() + n > cache.capacity() {
             return Err(Error::Other(format!(
@@ -310,19 +347,26 @@ impl Engine {
             )));
         }
         let pipelined = self.dev.capability(Capability::PipelinedDecode).is_yes();
-        if sampler.cfg().is_greedy() && logprobs.is_none() && pipelined {
+        let s = sampler.cfg();
+        let plain = !s.has_penalties() && !s.uses_min_p();
+        if s.is_greedy() && logprobs.is_none() && pipelined && plain {
             return self.generate_pipelined(cache, prompt, n, stop_at_eos, on_token);
         }
         let mut steps = Vec::new();
         self.forward(&mut cache, prompt, Logits::Last, &mut |_, _, _| Ok(()))?;
+        // after the forward, which has checked the prompt's ids against the vocabulary
+        let mut pen = Penalizer::new(self.dev.as_ref(), sampler.cfg(), self.cfg.vocab_size, prompt)?;
         let mut t = prompt.len();
         for i in 0..n {
-            let s = self.choose(t, sampler, logprobs)?;
+            let s = self.choose_with(t, sampler, logprobs, pen.as_ref())?;
             let tok = s.token;
             let go_on = on_token(&s);
             steps.push(s);
             if !go_on || (stop_at_eos && self.eos.contains(&tok)) || i + 1 == n {
                 break;
+            }
+            if let Some(p) = pen.as_mut() {
+                p.push(self.dev.as_ref(), tok)?;
             }
             self.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
             t = 1;

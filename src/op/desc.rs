@@ -76,6 +76,8 @@ impl OpDesc {
             Op::KvWrite => (3, 2),
             Op::PagedAttention { .. } => (5, 1),
             Op::PagedGatedAttention { .. } => (9, 3),
+            Op::Penalties => (3, 1),
+            Op::MinP => (2, 1),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
             1
@@ -462,6 +464,33 @@ impl OpDesc {
             }
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;
+            }
+            Op::Penalties | Op::MinP => {
+                // the logits rows, and per row its parameters: 4 for the penalties, 1 for min-p
+                let (what, cols) = if self.op == Op::Penalties {
+                    ("params", 4)
+                } else {
+                    ("margin", 1)
+                };
+                dtype_is(&i[0], DType::F32, "logits")?;
+                dtype_is(&o[0], DType::F32, "out")?;
+                if i[0].shape.len() != 2 || i[0].shape[1] == 0 {
+                    return bad(format!(
+                        "logits must be [R, V] with V >= 1, got [{}]",
+                        shape_str(&i[0].shape)
+                    ));
+                }
+                let r = i[0].shape[0];
+                let p = i.last().unwrap();
+                dtype_is(p, DType::F32, what)?;
+                if p.shape != [r, cols] {
+                    return bad(format!("{what} must be [{r}, {cols}], got [{}]", shape_str(&p.shape)));
+                }
+                if self.op == Op::Penalties {
+                    dtype_is(&i[1], DType::U32, "counts")?;
+                    same_shape(&i[0], &i[1], "logits vs counts")?;
+                }
+                same_shape(&i[0], &o[0], "logits vs out")?;
             }
         }
         Ok(())

@@ -130,7 +130,31 @@ pub enum Op {
         eps: f32,
         rotary_dim: usize,
     },
+    /// Repetition, presence and frequency penalties over rows of logits, one row per sequence,
+    /// each row with its own parameters (rows of a batch may differ; a row with the off values
+    /// (1, 1, 0, 0) is copied): logits [R, V] f32, counts [R, V] u32, params [R, 4] f32
+    /// -> out [R, V] f32.
+    /// counts[r, v] = how often token v occurs in sequence r's output, with `PROMPT_SEEN` (bit 31)
+    /// set when it occurs in the prompt. Row r of params = (rep, rep_inv, presence, frequency), where
+    /// rep_inv is 1 / rep rounded to f32 by the caller (`sampler::penalty_params`): the kernels
+    /// multiply because a WGSL division is not correctly rounded, so every device agrees bit for bit.
+    /// For a token with counts != 0 and a finite logit l (in this order, as vLLM applies them):
+    /// x = l * rep_inv if l > 0 else l * rep; then where the output count n = counts & !PROMPT_SEEN
+    /// is > 0: x = x - frequency * n, x = x - presence; every operation rounded to f32 on its own
+    /// (no fused multiply-add). Every other element (an unseen token, a non-finite logit) is copied.
+    Penalties,
+    /// Min-p over rows of logits, one row per sequence: logits [R, V] f32, margin [R, 1] f32
+    /// -> out [R, V] f32. With m the row's largest non-NaN logit, an element l is kept when
+    /// l >= m - margin (the subtraction rounded to f32) and becomes -inf otherwise (NaN too; a row
+    /// of NaN becomes -inf). margin = +inf (min-p off) copies the row. Min-p keeps the tokens whose
+    /// probability at temperature T is >= min_p * the top one's, i.e. l >= m + T ln(min_p): the
+    /// caller passes margin = -T ln(min_p) (`sampler::min_p_margin`), computed on the host, so the
+    /// kernels need no logarithm and every device keeps the same tokens. margin must be >= 0.
+    MinP,
 }
+
+/// The "seen in the prompt" flag of `Op::Penalties`' counts (the low 31 bits count the output).
+pub const PROMPT_SEEN: u32 = 1 << 31;
 
 /// Chunk length of `Op::GdnChunked` (transformers' torch_chunk_gated_delta_rule uses 64).
 pub const GDN_CHUNK: usize = 64;
@@ -139,7 +163,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 24] = [
+pub const OP_NAMES: [&str; 26] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -164,6 +188,8 @@ pub const OP_NAMES: [&str; 24] = [
     "kv_write",
     "paged_attention",
     "paged_gated_attention",
+    "penalties",
+    "min_p",
 ];
 
 impl Op {
@@ -193,6 +219,8 @@ impl Op {
             Op::KvWrite => "kv_write",
             Op::PagedAttention { .. } => "paged_attention",
             Op::PagedGatedAttention { .. } => "paged_gated_attention",
+            Op::Penalties => "penalties",
+            Op::MinP => "min_p",
         }
     }
 }

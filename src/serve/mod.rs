@@ -58,6 +58,7 @@
 //! alone, so the oldest always finishes: no livelock.
 pub mod block_pool;
 mod check;
+pub mod engine;
 pub mod plan;
 pub mod prefix_cache;
 pub mod request;
@@ -68,6 +69,7 @@ mod scheduler_tests;
 mod sim_tests;
 
 pub use block_pool::{parse_kv_dtype, BlockId, BlockPool, KvGeometry, KvMemory, KvMemoryError, DEFAULT_BLOCK_SIZE};
+pub use engine::{Event, ServeEngine, ServeOptions};
 pub use plan::{PlannedSeq, StepPlan, StepResult};
 pub use prefix_cache::{BlockKey, PrefixCache};
 pub use request::{FinishReason, RefuseReason, Request, RequestId, SamplingParams, Stats, TokenEvent};

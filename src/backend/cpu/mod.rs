@@ -9,8 +9,10 @@ mod gated_attention;
 mod gdn;
 mod kv_write;
 mod linear;
+mod min_p;
 mod paged_attention;
 mod paged_gated_attention;
+mod penalties;
 mod reduce;
 mod rms_norm;
 mod rope;
@@ -23,8 +25,10 @@ pub use gated_attention::{gated_attention, qk_preamble, split_q_gate, GatedAtten
 pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
 pub use kv_write::kv_write;
 pub use linear::linear;
+pub use min_p::min_p;
 pub use paged_attention::{gather, paged_attention, PagedDims};
 pub use paged_gated_attention::{apply_gate, paged_qk_preamble, positions_and_slots};
+pub use penalties::{penalize, penalties};
 pub use reduce::{argmax, softmax, topk};
 pub use rms_norm::{rms_norm, rms_norm_gated};
 pub use rope::rope;
@@ -377,6 +381,12 @@ impl Backend for CpuBackend {
                 let y = paged_attention(&q, &self.f32s(o[1])?, &self.f32s(o[2])?, &tables, &seqs, d, *scale);
                 self.put(o[0], &apply_gate(&y, &gate))
             }
+            Op::Penalties => {
+                let v = i[0].shape[1];
+                let y = penalties(&self.f32s(i[0])?, &self.u32s(i[1])?, &self.f32s(i[2])?, v);
+                self.put(o[0], &y)
+            }
+            Op::MinP => self.put(o[0], &min_p(&self.f32s(i[0])?, &self.f32s(i[1])?, i[0].shape[1])),
         }
     }
 

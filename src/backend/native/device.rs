@@ -118,7 +118,7 @@ pub fn compile<R: Rtc>(device: &str, m: &ModuleKey, arch: &str, compiler: &str) 
     let prog = checked(device, R::create(&src, &name), |c| format!("{c}({label})"))?;
     let opts: Vec<CString> = R::options(arch).into_iter().map(|o| CString::new(o).unwrap()).collect();
     let optp: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
-    let result = (|| {
+    let result: Result<Vec<u8>> = (|| {
         let compiled = R::compile(prog, &optp).map_err(|f| Failure {
             detail: format!("{}\n{}", f.detail, R::log(prog)),
             ..f

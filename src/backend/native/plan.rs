@@ -102,6 +102,8 @@ pub fn supports(desc: &OpDesc) -> Support {
             "no hip/ kernel for {} yet (paged KV cache: wgpu and cpu only)",
             desc.op.name()
         )),
+        // the sampling ops: WGSL kernels only until the native issue adds them
+        Op::Penalties | Op::MinP => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
     }
 }
 
@@ -326,7 +328,9 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::GatedAttention { .. }
         | Op::KvWrite
         | Op::PagedAttention { .. }
-        | Op::PagedGatedAttention { .. } => {
+        | Op::PagedGatedAttention { .. }
+        | Op::Penalties
+        | Op::MinP => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

@@ -15,7 +15,9 @@ mod gdn;
 pub mod kernel;
 mod kv_write;
 mod linear;
+mod min_p;
 mod paged_attention;
+mod penalties;
 pub mod portability;
 mod profile;
 mod qlayout;
@@ -82,6 +84,8 @@ impl Backend for WgpuBackend {
             Op::GatedAttention { .. } => gated_attention::supports(self, desc),
             Op::KvWrite => kv_write::supports(self, desc),
             Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => paged_attention::supports(self, desc),
+            Op::Penalties => penalties::supports(self, desc),
+            Op::MinP => min_p::supports(self, desc),
         }
     }
 
@@ -124,6 +128,8 @@ impl Backend for WgpuBackend {
             Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 paged_attention::record(self, op, inputs, outputs)
             }
+            Op::Penalties => penalties::record(self, inputs, outputs),
+            Op::MinP => min_p::record(self, inputs, outputs),
         }
     }
 

@@ -43,6 +43,33 @@ pub fn top_p(s: &str) -> std::result::Result<f32, String> {
     }
 }
 
+pub fn repetition_penalty(s: &str) -> std::result::Result<f32, String> {
+    let range = "> 0 (1 = off)";
+    match number("--repetition-penalty", range, s)? {
+        v if v > 0.0 => Ok(v),
+        _ => Err(format!("--repetition-penalty must be a number {range}, got {s}")),
+    }
+}
+
+/// A parser for a presence or frequency penalty: in [-2, 2], as the OpenAI API allows.
+pub fn penalty(flag: &'static str) -> impl Fn(&str) -> std::result::Result<f32, String> + Clone {
+    move |s: &str| {
+        let range = "in [-2, 2]: -2 <= value <= 2 (0 = off)";
+        match number(flag, range, s)? {
+            v if (-2.0..=2.0).contains(&v) => Ok(v),
+            _ => Err(format!("{flag} must be a number {range}, got {s}")),
+        }
+    }
+}
+
+pub fn min_p(s: &str) -> std::result::Result<f32, String> {
+    let range = "in [0, 1]: 0 <= min-p <= 1 (0 = off)";
+    match number("--min-p", range, s)? {
+        v if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("--min-p must be a number {range}, got {s}")),
+    }
+}
+
 pub fn seed(s: &str) -> std::result::Result<u64, String> {
     s.trim()
         .parse::<u64>()

@@ -7,7 +7,9 @@ mod embedding;
 mod gated_attention;
 mod gdn;
 mod linear;
+mod min_p;
 pub mod paged_attention;
+mod penalties;
 mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
@@ -34,6 +36,8 @@ pub fn all() -> Vec<Case> {
     v.extend(rms_norm_gated::cases());
     v.extend(gated_attention::cases());
     v.extend(paged_attention::cases());
+    v.extend(penalties::cases());
+    v.extend(min_p::cases());
     v
 }
 

@@ -1,0 +1,311 @@
+//! The serving engine: a loaded model, its paged KV pools and the scheduler. `step` runs one
+//! scheduled batch on the device: the plan's tokens, positions, slots, block tables and sequence
+//! descriptors go up, the family's batched forward is recorded over them, each sampled row's token
+//! is picked (argmax on the device; a row that samples or asks for logprobs also comes back whole
+//! and is sampled on the host), and the tokens go back to the scheduler.
+//!
+//! Batch invariance: every op of the batched forward computes a row from that row alone in an order
+//! that does not depend on the batch (linear: the matvec for every M; attention: one workgroup per
+//! query row walking its keys from key 0), and a sampled token depends only on its row, the request's
+//! seed and the token's index. So a request's tokens are the same alone or among others, whatever
+//! its prompt's chunking, preempted or not.
+use super::{
+    parse_kv_dtype, FinishReason, KvGeometry, KvMemory, Request, RequestId, Scheduler, SchedulerConfig, ServeError,
+    Stats, StepResult, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS,
+};
+use crate::dtype::DType;
+use crate::engine::sampler::{log_softmax, top_logprobs, Sampler, Sampling};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model::arch::Weights;
+use crate::model::paged::{Batch, BatchWorkspace, KvPools};
+use crate::model::qwen3;
+use crate::op::Op;
+use crate::tensor::Tensor;
+use std::collections::HashMap;
+
+/// How the engine sizes its KV pools and batches (the `--kv-*`, `--max-*` flags).
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub kv_dtype: DType,
+    /// the byte budget of the pools; capped at what `max_seqs` full-length sequences need
+    pub kv_memory: KvMemory,
+    pub block_size: usize,
+    pub max_seqs: usize,
+    pub max_batch_tokens: usize,
+    /// None: the model's default (on, off for hybrid models)
+    pub prefix_caching: Option<bool>,
+}
+
+/// The default KV budget when `--kv-memory` is not given: 2 GiB.
+pub const DEFAULT_KV_MEMORY: u64 = 2 << 30;
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            kv_dtype: DType::F16,
+            kv_memory: KvMemory::Bytes(DEFAULT_KV_MEMORY),
+            block_size: DEFAULT_BLOCK_SIZE,
+            max_seqs: DEFAULT_MAX_SEQS,
+            max_batch_tokens: DEFAULT_MAX_BATCH_TOKENS,
+            prefix_caching: None,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// `--kv-dtype` as the flag gives it.
+    pub fn with_kv_dtype(mut self, s: &str) -> std::result::Result<Self, ServeError> {
+        self.kv_dtype = parse_kv_dtype(s)?;
+        Ok(self)
+    }
+}
+
+/// A token a request received, with its logprob and alternatives when the request asked for them;
+/// `finish` is set on the request's last event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub id: RequestId,
+    pub token: u32,
+    pub logprob: Option<f64>,
+    pub top: Vec<(u32, f64)>,
+    pub finish: Option<FinishReason>,
+}
+
+/// The device buffers a step's plan is uploaded into, sized for the largest step.
+struct PlanBuffers {
+    ids: Tensor,
+    positions: Tensor,
+    slots: Tensor,
+    block_tables: Tensor,
+    seqs: Tensor,
+    sample_rows: Tensor,
+    /// block-table columns the buffer holds per sequence
+    max_blocks: usize,
+}
+
+pub struct ServeEngine {
+    pub engine: Engine,
+    sched: Scheduler,
+    pools: KvPools,
+    ws: BatchWorkspace,
+    bufs: PlanBuffers,
+    steps: u64,
+    tokens_fed: u64,
+}
+
+fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The sampling parameters of `Sampler` for one token: the request's seed mixed with the token's
+/// index, so each token has its own stream (the same whatever else runs, and after a preemption).
+fn token_sampling(p: &super::SamplingParams, generated: usize) -> Sampling {
+    let mix = (generated as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    Sampling {
+        temperature: p.temperature,
+        top_k: p.top_k,
+        top_p: p.top_p,
+        seed: p.seed ^ mix,
+        ..Sampling::default()
+    }
+}
+
+impl ServeEngine {
+    /// The serving engine over a loaded model. Refuses a family without a batched forward by name.
+    pub fn new(engine: Engine, opts: &ServeOptions) -> Result<ServeEngine> {
+        let c = &engine.cfg;
+        if let Weights::Qwen3_5(_) = engine.weights {
+            return Err(Error::Other(format!(
+                "serving {} (Gated DeltaNet hybrid) in batches is not implemented yet: its recurrent state \
+                 needs per-sequence slots",
+                c.model_type
+            )));
+        }
+        let geo = KvGeometry::from_config(c, opts.kv_dtype, opts.block_size)?;
+        let max_len = engine.max_ctx;
+        let need = geo.bytes_per_token() * (opts.max_seqs.max(1) * max_len) as u64 + geo.bytes_per_block();
+        let budget = opts.kv_memory.resolve(None).map_err(ServeError::from)?.min(need);
+        let num_blocks = geo.num_blocks(budget)?;
+        let mut sc = SchedulerConfig::for_model(c, num_blocks);
+        sc.block_size = opts.block_size;
+        sc.max_seqs = opts.max_seqs;
+        sc.max_batch_tokens = opts.max_batch_tokens;
+        sc.max_model_len = max_len;
+        sc.eos_token_ids = engine.eos.clone();
+        if let Some(p) = opts.prefix_caching {
+            sc.prefix_caching = p;
+        }
+        let sched = Scheduler::new(sc)?;
+        let dev = engine.dev.as_ref();
+        let pools = KvPools::new(c, dev, num_blocks, opts.block_size, opts.kv_dtype)?;
+        let t_max = opts.max_batch_tokens.max(opts.max_seqs);
+        let ws = BatchWorkspace::new(c, dev, t_max, opts.max_seqs)?;
+        let max_blocks = max_len.div_ceil(opts.block_size);
+        let u = |n: usize| dev.alloc(DType::U32, &[n.max(1)]);
+        let bufs = PlanBuffers {
+            ids: u(t_max)?,
+            positions: u(t_max)?,
+            slots: u(t_max)?,
+            block_tables: u(opts.max_seqs * max_blocks)?,
+            seqs: u(opts.max_seqs * 3)?,
+            sample_rows: u(opts.max_seqs)?,
+            max_blocks,
+        };
+        log::info!(
+            "serving: {num_blocks} KV blocks of {} tokens ({} MiB, {}), {} sequences, {} tokens a step",
+            opts.block_size,
+            (num_blocks as u64 * geo.bytes_per_block()) >> 20,
+            opts.kv_dtype,
+            opts.max_seqs,
+            opts.max_batch_tokens
+        );
+        Ok(ServeEngine {
+            engine,
+            sched,
+            pools,
+            ws,
+            bufs,
+            steps: 0,
+            tokens_fed: 0,
+        })
+    }
+
+    /// Queues a request; refused (with the reason) when it could never run.
+    pub fn add(&mut self, req: Request) -> Result<()> {
+        if let Some(&bad) = req.prompt.iter().find(|&&i| i as usize >= self.engine.cfg.vocab_size) {
+            return Err(Error::Other(format!(
+                "request {}: token id {bad} is outside the vocabulary of {}",
+                req.id, self.engine.cfg.vocab_size
+            )));
+        }
+        Ok(self.sched.add(req)?)
+    }
+
+    /// Cancels a request: its blocks are free at once.
+    pub fn abort(&mut self, id: RequestId) -> bool {
+        self.sched.abort(id)
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.sched.stats()
+    }
+
+    /// True when no request is waiting or running.
+    pub fn is_idle(&self) -> bool {
+        self.sched.is_idle()
+    }
+
+    /// Steps run and tokens fed so far.
+    pub fn counters(&self) -> (u64, u64) {
+        (self.steps, self.tokens_fed)
+    }
+
+    /// KV bytes a token costs.
+    pub fn kv_bytes_per_token(&self) -> u64 {
+        let g = KvGeometry::from_config(&self.engine.cfg, self.pools.dtype, self.pools.block_size);
+        g.map(|g| g.bytes_per_token()).unwrap_or(0)
+    }
+
+    /// Runs one scheduled step and returns the tokens it produced (none when nothing ran or
+    /// only prefill chunks that sample nothing ran).
+    pub fn step(&mut self) -> Result<Vec<Event>> {
+        let plan = self.sched.schedule()?;
+        if plan.is_empty() {
+            return Ok(vec![]);
+        }
+        let (t, s) = (plan.num_tokens(), plan.seqs.len());
+        let rows: Vec<u32> = plan.sample_rows().into_iter().map(|r| r as u32).collect();
+        let r = rows.len();
+        let mb = plan.seqs.iter().map(|q| q.block_table.len()).max().unwrap_or(1).max(1);
+        debug_assert!(mb <= self.bufs.max_blocks);
+        let mut tables = vec![0u32; s * mb];
+        let mut seqs = Vec::with_capacity(s * 3);
+        let mut first = 0u32;
+        for (i, q) in plan.seqs.iter().enumerate() {
+            tables[i * mb..i * mb + q.block_table.len()].copy_from_slice(&q.block_table);
+            seqs.extend([first, q.tokens.len() as u32, q.context_len as u32]);
+            first += q.tokens.len() as u32;
+        }
+        let dev = self.engine.dev.as_ref();
+        let b = &self.bufs;
+        let batch = Batch {
+            t,
+            s,
+            r,
+            ids: b.ids.view(0, &[t])?,
+            positions: b.positions.view(0, &[t])?,
+            slots: b.slots.view(0, &[t])?,
+            block_tables: b.block_tables.view(0, &[s, mb])?,
+            seqs: b.seqs.view(0, &[s, 3])?,
+            sample_rows: b.sample_rows.view(0, &[r.max(1)])?,
+        };
+        dev.upload(&batch.ids, &u32s(&plan.token_ids()))?;
+        dev.upload(&batch.positions, &u32s(&plan.positions()))?;
+        dev.upload(&batch.slots, &u32s(&plan.slots()))?;
+        dev.upload(&batch.block_tables, &u32s(&tables))?;
+        dev.upload(&batch.seqs, &u32s(&seqs))?;
+        if r > 0 {
+            dev.upload(&batch.sample_rows, &u32s(&rows))?;
+        }
+        match &self.engine.weights {
+            Weights::Qwen3(w) => qwen3::forward_paged(w, &self.ws, &self.pools, &batch, &self.engine.cfg, dev)?,
+            Weights::Qwen3_5(_) => unreachable!("refused in ServeEngine::new"),
+        }
+        self.steps += 1;
+        self.tokens_fed += t as u64;
+        let mut sampled = Vec::with_capacity(r);
+        let mut extra: HashMap<RequestId, (Option<f64>, Vec<(u32, f64)>)> = HashMap::new();
+        if r > 0 {
+            let v = self.engine.cfg.vocab_size;
+            let logits = self.ws.logits.view(0, &[r, v])?;
+            let next = self.ws.next.view(0, &[r])?;
+            dev.run(&Op::Argmax, &[&logits], &[&next])?;
+            let argmax = dev.download(&next)?;
+            let mut row = 0;
+            for q in plan.seqs.iter().filter(|q| q.sample) {
+                let p = &q.sampling;
+                let mut tok = u32::from_le_bytes(argmax[row * 4..row * 4 + 4].try_into().unwrap());
+                let sampling = token_sampling(p, q.generated);
+                if !sampling.is_greedy() || p.logprobs.is_some() {
+                    let bytes = dev.download(&self.ws.logits.view(row * v, &[1, v])?)?;
+                    let l = DType::F32.decode_f32(&bytes);
+                    if !sampling.is_greedy() {
+                        tok = Sampler::new(sampling).sample(&l);
+                    }
+                    if let Some(k) = p.logprobs {
+                        let lp = log_softmax(&l);
+                        extra.insert(q.id, (Some(lp[tok as usize]), top_logprobs(&lp, k)));
+                    }
+                }
+                sampled.push((q.id, tok));
+                row += 1;
+            }
+        }
+        let events = self.sched.commit(&StepResult { sampled })?;
+        Ok(events
+            .into_iter()
+            .map(|e| {
+                let (logprob, top) = extra.remove(&e.id).unwrap_or_default();
+                Event {
+                    id: e.id,
+                    token: e.token,
+                    logprob,
+                    top,
+                    finish: e.finish,
+                }
+            })
+            .collect())
+    }
+
+    /// Runs every queued request to its end; each request's events in order, by id.
+    pub fn run_to_end(&mut self) -> Result<HashMap<RequestId, Vec<Event>>> {
+        let mut out: HashMap<RequestId, Vec<Event>> = HashMap::new();
+        while !self.is_idle() {
+            for e in self.step()? {
+                out.entry(e.id).or_default().push(e);
+            }
+        }
+        Ok(out)
+    }
+}
