@@ -141,7 +141,7 @@ mod tests {
     // instants (%Z and %z empty on a naive datetime).
     #[test]
     fn matches_python_for_known_instants() {
-        let fmt = "%d %b %Y|%A %B %-d %j %y-%m-%d %H:%M:%S %I%p|%a %e %u %w|%F %T %Z %%";
+        let fmt = "%d %b %Y|%A %B %-d %j %y-%m-%d %H:%M:%S %I%p|%a %e %u %w|%F %T [%Z%z] %%";
         for (t, want) in [
             (
                 0,
