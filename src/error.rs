@@ -17,6 +17,9 @@ pub enum Error {
     NoDevice(String),
     #[error("{path}: {detail}")]
     File { path: String, detail: String },
+    /// A chat template that does not parse, raised an error of its own, or used what the engine lacks.
+    #[error("chat template {template}: {detail}")]
+    ChatTemplate { template: String, detail: String },
     #[error("{0}")]
     Other(String),
 }

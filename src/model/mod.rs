@@ -1,6 +1,7 @@
 //! Loading models as users have them: config.json, safetensors, GGUF, tokenizer; the families'
 //! forwards (qwen3.rs, qwen3_5.rs, behind arch.rs) and what they share (here and load.rs).
 pub mod arch;
+pub mod chat_template;
 pub mod config;
 pub mod default;
 pub mod gguf;

@@ -1,13 +1,15 @@
 //! tokenizer.json through the `tokenizers` crate; the chat template from tokenizer_config.json
-//! through minijinja.
+//! (or the GGUF's metadata), rendered by chat_template.rs.
+pub use super::chat_template::{ChatMessage, ChatOptions};
+use super::chat_template::{ChatTemplate, SPECIAL_TOKEN_NAMES};
 use crate::error::{Error, Result};
 use std::path::Path;
 
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     chat_template: Option<String>,
-    bos: Option<String>,
-    eos: Option<String>,
+    /// The named special tokens a template sees (`bos_token`, `eos_token`, ...), those the model has.
+    special: Vec<(String, String)>,
     /// The BOS id a prompt starts with when the model asks for one (`add_bos_token`).
     add_bos: Option<u32>,
     path: String,
@@ -33,7 +35,7 @@ impl Tokenizer {
             path: p.clone(),
             detail: e.to_string(),
         })?;
-        let (mut chat_template, mut bos, mut eos, mut add_bos) = (None, None, None, false);
+        let (mut chat_template, mut special, mut add_bos) = (None, Vec::new(), false);
         let cfg = dir.join("tokenizer_config.json");
         if cfg.exists() {
             let cp = cfg.display().to_string();
@@ -46,23 +48,24 @@ impl Tokenizer {
                 detail: format!("not valid JSON: {e}"),
             })?;
             chat_template = v.get("chat_template").and_then(|t| t.as_str()).map(String::from);
-            bos = token_str(v.get("bos_token"));
-            eos = token_str(v.get("eos_token"));
+            for name in SPECIAL_TOKEN_NAMES {
+                if let Some(t) = token_str(v.get(name)) {
+                    special.push((name.to_string(), t));
+                }
+            }
             add_bos = v.get("add_bos_token").and_then(|b| b.as_bool()).unwrap_or(false);
         }
-        let add_bos = if add_bos {
-            bos.as_deref().and_then(|b| inner.token_to_id(b))
-        } else {
-            None
-        };
-        Ok(Some(Tokenizer {
+        let mut tk = Tokenizer {
             inner,
             chat_template,
-            bos,
-            eos,
-            add_bos,
+            special,
+            add_bos: None,
             path: p,
-        }))
+        };
+        if add_bos {
+            tk.add_bos = tk.special_token("bos_token").and_then(|b| tk.inner.token_to_id(b));
+        }
+        Ok(Some(tk))
     }
 
     /// The tokenizer a GGUF file's metadata describes (byte-level BPE; see gguf_tokenizer.rs), the
@@ -74,7 +77,18 @@ impl Tokenizer {
             None => None,
         };
         let bos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.bos_token_id")?;
-        let eos = super::gguf_tokenizer::token_of(g, "tokenizer.ggml.eos_token_id")?;
+        // the special tokens transformers' GGUF loader names from these ids (integrations/ggml.py)
+        let mut special = Vec::new();
+        for (name, key) in [
+            ("bos_token", "tokenizer.ggml.bos_token_id"),
+            ("eos_token", "tokenizer.ggml.eos_token_id"),
+            ("unk_token", "tokenizer.ggml.unknown_token_id"),
+            ("pad_token", "tokenizer.ggml.padding_token_id"),
+        ] {
+            if let Some(t) = super::gguf_tokenizer::token_of(g, key)? {
+                special.push((name.to_string(), t));
+            }
+        }
         // llama.cpp's rule: a gpt2-style vocabulary adds no BOS unless the file says so
         let add_bos = match g.meta("tokenizer.ggml.add_bos_token") {
             Some(_) if g.meta_bool("tokenizer.ggml.add_bos_token")? && bos.is_some() => {
@@ -85,8 +99,7 @@ impl Tokenizer {
         Ok(Tokenizer {
             inner,
             chat_template,
-            bos,
-            eos,
+            special,
             add_bos,
             path: g.path.display().to_string(),
         })
@@ -143,49 +156,25 @@ impl Tokenizer {
     /// A conversation through the model's chat template, as transformers' `apply_chat_template`
     /// renders it (`tokenize=False`).
     pub fn apply_chat_template(&self, messages: &[ChatMessage], opts: &ChatOptions) -> Result<String> {
-        let tpl = self.chat_template.as_ref().ok_or_else(|| Error::File {
+        self.chat_template()?.render(messages, opts)
+    }
+
+    /// The model's chat template with its special tokens (parsed on each call: a template that does
+    /// not parse fails chat, not loading).
+    pub fn chat_template(&self) -> Result<ChatTemplate> {
+        let src = self.chat_template.as_ref().ok_or_else(|| Error::File {
             path: self.path.clone(),
             detail: "no chat_template in tokenizer_config.json".into(),
         })?;
-        let mut env = minijinja::Environment::new();
-        env.add_template("chat", tpl)
-            .map_err(|e| Error::Other(format!("chat template: {e}")))?;
-        let mut ctx = minijinja::context! {
-            messages => messages,
-            add_generation_prompt => opts.add_generation_prompt,
-            bos_token => self.bos.clone(),
-            eos_token => self.eos.clone(),
-        };
-        if let Some(t) = opts.enable_thinking {
-            ctx = minijinja::context! { enable_thinking => t, ..ctx };
+        let mut t = ChatTemplate::new(&self.path, src)?;
+        for (k, v) in &self.special {
+            t = t.with_token(k, Some(v));
         }
-        env.get_template("chat")
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| Error::Other(format!("chat template: {e}")))
+        Ok(t)
     }
-}
 
-/// One message of a conversation (`role`: system, user, assistant, ...).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn new(role: &str, content: &str) -> ChatMessage {
-        ChatMessage {
-            role: role.into(),
-            content: content.into(),
-        }
+    /// A named special token's text (`bos_token`, `eos_token`, ...), when the model has it.
+    pub fn special_token(&self, name: &str) -> Option<&str> {
+        self.special.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
-}
-
-/// What a chat template is rendered with besides the messages.
-#[derive(Clone, Debug, Default)]
-pub struct ChatOptions {
-    /// End with the assistant's turn opened (the prompt for a reply).
-    pub add_generation_prompt: bool,
-    /// Qwen3's `enable_thinking` switch; None leaves it undefined (the template's default).
-    pub enable_thinking: Option<bool>,
 }

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// (kind, model) pairs this crate can run. A manifest naming anything else fails the walk.
-pub const RUNNERS: [(&str, &str); 9] = [
+pub const RUNNERS: [(&str, &str); 10] = [
     ("model", "qwen3"),
     ("model", "qwen3_5"),
     // Llama (SmolLM2 from its GGUF file, quantized blocks on the device)
@@ -19,6 +19,8 @@ pub const RUNNERS: [(&str, &str); 9] = [
     ("dequant", "q4_k"),
     ("dequant", "q6_k"),
     ("dequant", "iq4_nl"),
+    // chat templates rendered by transformers (tests/chat_templates.rs renders them byte-equal)
+    ("chat_template", "apply_chat_template"),
 ];
 
 /// Whether the model gates run for this manifest (a model case with a runner).
