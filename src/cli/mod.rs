@@ -1,4 +1,5 @@
 //! The `wgllm` command line.
+mod batch;
 mod bench;
 mod bench_op;
 mod chat;
@@ -45,6 +46,8 @@ enum Cmd {
     Gate(gate::GateArgs),
     /// Generate text with a model (default: the embedded tiny Qwen3)
     Run(run::RunArgs),
+    /// Offline batch inference: a JSONL file of requests through the serving engine at once
+    Batch(batch::BatchArgs),
     /// Chat with a model through its chat template (multi-turn; /reset, /exit; reads stdin)
     Chat(chat::ChatArgs),
     /// Run every parity case on the GPU devices against the CPU reference (or diff two runs)
@@ -60,6 +63,7 @@ pub fn main() -> std::process::ExitCode {
         Cmd::Parity(a) => parity::run(a),
         Cmd::Run(a) => run::run(a),
         Cmd::Chat(a) => chat::run(a),
+        Cmd::Batch(a) => batch::run(a),
         Cmd::Bench(a) => bench::run(a),
         Cmd::Gate(a) => gate::run(a),
     };

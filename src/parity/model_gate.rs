@@ -91,6 +91,28 @@ pub fn anchor_path(root: &Path, case: &str, device: &str) -> std::path::PathBuf 
 
 /// The greedy gate. With `bless`, writes the anchor (only after the oracle check passes).
 pub fn greedy(m: &Manifest, e: &mut Engine, anchors: &Path, bless: bool) -> Result<String, String> {
+    let (ours, summary) = greedy_with(m, &mut |prompts, nn| {
+        let mut out = Vec::new();
+        for (p, prompt) in prompts.iter().enumerate() {
+            let mut sampler = Sampler::new(Sampling::default());
+            let steps = e
+                .generate(prompt, nn, &mut sampler, None, false, &mut |_| true)
+                .map_err(|er| format!("prompt {p}: {er}"))?;
+            out.push(steps.iter().map(|s| s.token).collect());
+        }
+        Ok(out)
+    })?;
+    check_anchor(anchors, &m.case, &e.dev.name(), &ours, bless)?;
+    Ok(summary)
+}
+
+/// The greedy battery's prompts (and how many tokens each generates) through `generate`, checked
+/// against the oracle: the first divergence of each prompt, if any, must be a near-tie. Returns our
+/// tokens and a summary.
+pub fn greedy_with(
+    m: &Manifest,
+    generate: &mut dyn FnMut(&[Vec<u32>], usize) -> Result<Vec<Vec<u32>>, String>,
+) -> Result<(Vec<Vec<u32>>, String), String> {
     let g = Golden::open(m, "greedy.safetensors")?;
     let (tokens, ts) = g.ints("tokens")?;
     let (top_ids, _) = g.ints("top_ids")?;
@@ -98,15 +120,19 @@ pub fn greedy(m: &Manifest, e: &mut Engine, anchors: &Path, bless: bool) -> Resu
     let (np, nn) = (ts[0], ts[1]);
     let k = top_lp.len() / (np * nn);
     let band = tol(m, "near_tie_nats", 0.5);
-    let mut ours_all: Vec<Vec<u32>> = Vec::new();
+    let prompts = (0..np)
+        .map(|p| g.ints(&format!("prompt_{p:02}")).map(|x| x.0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ours_all = generate(&prompts, nn)?;
+    if ours_all.len() != np || ours_all.iter().any(|o| o.len() != nn) {
+        return Err(format!(
+            "generated {} prompts' tokens, want {np} x {nn}",
+            ours_all.len()
+        ));
+    }
     let (mut diverged, mut worst_gap) = (0, 0f64);
-    for p in 0..np {
-        let (prompt, _) = g.ints(&format!("prompt_{p:02}"))?;
-        let mut sampler = Sampler::new(Sampling::default());
-        let steps = e
-            .generate(&prompt, nn, &mut sampler, None, false, &mut |_| true)
-            .map_err(|er| format!("prompt {p}: {er}"))?;
-        let ours: Vec<u32> = steps.iter().map(|s| s.token).collect();
+    for (p, ours) in ours_all.iter().enumerate() {
+        let prompt = &prompts[p];
         if let Some(i) = (0..nn).find(|&i| ours[i] != tokens[p * nn + i]) {
             let base = (p * nn + i) * k;
             let oracle_tok = tokens[p * nn + i];
@@ -129,46 +155,56 @@ pub fn greedy(m: &Manifest, e: &mut Engine, anchors: &Path, bless: bool) -> Resu
             diverged += 1;
             worst_gap = worst_gap.max(gap);
         }
-        ours_all.push(ours);
     }
-    let path = anchor_path(anchors, &m.case, &e.dev.name());
+    let summary = format!(
+        "{np} prompts x {nn} tokens; {diverged} near-tie divergences from the oracle (worst {worst_gap:.3} nats)"
+    );
+    Ok((ours_all, summary))
+}
+
+/// `ours` against the device's committed anchor (with `bless`: records it instead).
+pub fn check_anchor(
+    anchors: &Path,
+    case: &str,
+    device: &str,
+    ours_all: &[Vec<u32>],
+    bless: bool,
+) -> Result<(), String> {
+    let path = anchor_path(anchors, case, device);
     if bless {
         std::fs::create_dir_all(path.parent().unwrap()).map_err(|er| er.to_string())?;
-        let j = serde_json::json!({"case": m.case, "device": e.dev.name(), "tokens": ours_all});
+        let j = serde_json::json!({"case": case, "device": device, "tokens": ours_all});
         std::fs::write(&path, serde_json::to_string(&j).unwrap() + "\n").map_err(|er| er.to_string())?;
-    } else {
-        let text = std::fs::read_to_string(&path).map_err(|_| {
-            format!(
-                "no anchor {} for device {}: record one with WGLLM_BLESS=1 (after this oracle check passes)",
-                path.display(),
-                e.dev.name()
-            )
-        })?;
-        let j: serde_json::Value = serde_json::from_str(&text).map_err(|er| format!("{}: {er}", path.display()))?;
-        let anchor: Vec<Vec<u32>> =
-            serde_json::from_value(j["tokens"].clone()).map_err(|er| format!("{}: {er}", path.display()))?;
-        for (p, (a, o)) in anchor.iter().zip(&ours_all).enumerate() {
-            if let Some(i) = (0..nn).find(|&i| a.get(i) != o.get(i)) {
-                return Err(format!(
-                    "prompt {p} position {i}: token {:?} differs from the anchor's {:?} ({}). {REGRESSION}",
-                    o.get(i),
-                    a.get(i),
-                    path.display()
-                ));
-            }
-        }
-        if anchor.len() != ours_all.len() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        format!(
+            "no anchor {} for device {device}: record one with WGLLM_BLESS=1 (after this oracle check passes)",
+            path.display(),
+        )
+    })?;
+    let j: serde_json::Value = serde_json::from_str(&text).map_err(|er| format!("{}: {er}", path.display()))?;
+    let anchor: Vec<Vec<u32>> =
+        serde_json::from_value(j["tokens"].clone()).map_err(|er| format!("{}: {er}", path.display()))?;
+    for (p, (a, o)) in anchor.iter().zip(ours_all).enumerate() {
+        if let Some(i) = (0..a.len().max(o.len())).find(|&i| a.get(i) != o.get(i)) {
             return Err(format!(
-                "anchor {} holds {} prompts, the golden {}",
-                path.display(),
-                anchor.len(),
-                ours_all.len()
+                "prompt {p} position {i}: token {:?} differs from the anchor's {:?} ({}). {REGRESSION}",
+                o.get(i),
+                a.get(i),
+                path.display()
             ));
         }
     }
-    Ok(format!(
-        "{np} prompts x {nn} tokens; {diverged} near-tie divergences from the oracle (worst {worst_gap:.3} nats)"
-    ))
+    if anchor.len() != ours_all.len() {
+        return Err(format!(
+            "anchor {} holds {} prompts, the golden {}",
+            path.display(),
+            anchor.len(),
+            ours_all.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Teacher-forced logprobs of the oracle's top-k at every position.

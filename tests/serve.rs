@@ -1,0 +1,308 @@
+//! The serving engine (src/serve/engine.rs) through the model gate's greedy battery, per golden
+//! model and device (cpu and every wgpu adapter): `serve::<case>::<scenario>::<device>`.
+//! - alone: each prompt by itself, KV in f32: the oracle's near-tie rule; then the device's anchor
+//!   (reported: the anchors were recorded by the contiguous-cache engine).
+//! - batched: every prompt at once with staggered arrivals and a small random token budget (so
+//!   prompts are chunked at random places and share steps with other sequences' decodes): exactly
+//!   the tokens of `alone` (batch invariance).
+//! - preempted: the same with a KV pool so small that sequences are preempted and recomputed:
+//!   preemptions > 0, exactly the tokens of `alone`.
+//! - prefix: prompts sharing a two-block prefix, prefix cache on: hits > 0, exactly the tokens each
+//!   prompt gets alone with the cache off.
+//! - aborted: one request aborted mid-generation: its blocks freed at once, the others' tokens
+//!   exactly those of `alone`, no block held at the end.
+//! - kv_f16: KV in f16: the oracle's near-tie rule.
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wgllm::backend::cpu::CpuBackend;
+use wgllm::backend::wgpu::WgpuBackend;
+use wgllm::parity::{golden, model_gate};
+use wgllm::serve::{KvMemory, Request, RequestId, ServeEngine, ServeOptions};
+use wgllm::util::Rng;
+use wgllm::{Backend, DType, Engine};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn device(name: &str) -> Option<Box<dyn Backend>> {
+    if name == "cpu" {
+        return Some(Box::new(CpuBackend::new()));
+    }
+    WgpuBackend::all()
+        .into_iter()
+        .find(|b| b.name() == name)
+        .map(|b| Box::new(b) as Box<dyn Backend>)
+}
+
+const CTX: usize = 256;
+
+fn serve(model: &Path, dev: &str, opts: &ServeOptions) -> Result<ServeEngine, String> {
+    let dev = device(dev).ok_or_else(|| format!("device {dev} vanished"))?;
+    let mut e = Engine::load(model, dev, CTX, &mut |_, _| {}).map_err(|e| e.to_string())?;
+    // the battery generates its n tokens whatever they are, EOS included
+    e.eos.clear();
+    ServeEngine::new(e, opts).map_err(|e| e.to_string())
+}
+
+fn f32_kv() -> ServeOptions {
+    ServeOptions {
+        kv_dtype: DType::F32,
+        max_seqs: 16,
+        ..ServeOptions::default()
+    }
+}
+
+/// Runs `prompts` (n tokens each, greedy) on `s`,
+/// adding them `arrive(i)` steps after the start; returns each prompt's tokens.
+fn run(
+    s: &mut ServeEngine,
+    prompts: &[Vec<u32>],
+    n: usize,
+    arrive: &dyn Fn(usize) -> usize,
+    mut abort: Option<(usize, usize)>,
+) -> Result<Vec<Vec<u32>>, String> {
+    let mut out = vec![Vec::new(); prompts.len()];
+    let mut step = 0;
+    let mut added = 0;
+    loop {
+        for (i, p) in prompts.iter().enumerate() {
+            if arrive(i) == step {
+                s.add(Request::greedy(i as u64, p.clone(), n))
+                    .map_err(|e| e.to_string())?;
+                added += 1;
+            }
+        }
+        if let Some((id, at)) = abort {
+            if step == at {
+                let before = s.stats();
+                if !s.abort(RequestId(id as u64)) {
+                    return Err(format!("abort of request {id} at step {at} found nothing"));
+                }
+                let after = s.stats();
+                if after.blocks_used >= before.blocks_used {
+                    return Err(format!(
+                        "aborting request {id} freed no block ({} used before, {} after)",
+                        before.blocks_used, after.blocks_used
+                    ));
+                }
+                abort = None;
+            }
+        }
+        if added == prompts.len() && s.is_idle() {
+            break;
+        }
+        for e in s.step().map_err(|e| e.to_string())? {
+            out[e.id.0 as usize].push(e.token);
+        }
+        step += 1;
+        if step > 100_000 {
+            return Err("no end after 100000 steps".into());
+        }
+    }
+    let st = s.stats();
+    if st.blocks_used != 0 {
+        return Err(format!(
+            "{} blocks still held after every request ended",
+            st.blocks_used
+        ));
+    }
+    Ok(out)
+}
+
+fn alone(
+    model: &Path,
+    dev: &str,
+    prompts: &[Vec<u32>],
+    n: usize,
+    opts: &ServeOptions,
+) -> Result<Vec<Vec<u32>>, String> {
+    let mut s = serve(model, dev, opts)?;
+    prompts
+        .iter()
+        .map(|p| run(&mut s, std::slice::from_ref(p), n, &|_| 0, None).map(|mut v| v.remove(0)))
+        .collect()
+}
+
+fn same(what: &str, want: &[Vec<u32>], got: &[Vec<u32>]) -> Result<(), String> {
+    for (p, (a, b)) in want.iter().zip(got).enumerate() {
+        if a != b {
+            let i = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)).unwrap_or(0);
+            return Err(format!(
+                "{what}: prompt {p} token {i}: {:?}, alone {:?} (batch invariance broken)",
+                b.get(i),
+                a.get(i)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result<String, String> {
+    // the battery's prompts and token count, and the tokens each prompt gets alone (checked against
+    // the oracle on the way)
+    let mut battery = (Vec::new(), 0);
+    let (solo, summary) = model_gate::greedy_with(m, &mut |prompts, n| {
+        battery = (prompts.to_vec(), n);
+        alone(model, dev, prompts, n, &f32_kv())
+    })?;
+    let (prompts, n) = battery;
+    let seed = wgllm::util::seed(&format!("{}/{name}/{dev}", m.case));
+    let mut rng = Rng::new(seed);
+    match name {
+        "alone" => {
+            let anchors = root().join("tests/anchors");
+            let anchor = model_gate::check_anchor(&anchors, &m.case, dev, &solo, false);
+            Ok(match anchor {
+                Ok(()) => format!("{summary}; equal to the anchor"),
+                Err(e) => format!("{summary}; NOT the anchor: {e}"),
+            })
+        }
+        "batched" => {
+            let budget = 5 + (rng.next_u64() % 36) as usize;
+            let opts = ServeOptions {
+                max_batch_tokens: budget,
+                max_seqs: budget.min(16),
+                ..f32_kv()
+            };
+            let mut s = serve(model, dev, &opts)?;
+            let got = run(&mut s, &prompts, n, &|i| if i < 4 { 0 } else { i - 3 }, None)?;
+            same("batched", &solo, &got)?;
+            Ok(format!(
+                "{} prompts, budget {budget} tokens a step, staggered: same tokens",
+                prompts.len()
+            ))
+        }
+        "preempted" => {
+            // room for about two sequences at once
+            let longest = prompts.iter().map(|p| p.len()).max().unwrap_or(0) + n;
+            let blocks = 2 * longest.div_ceil(16) + 1;
+            let g = wgllm::serve::KvGeometry::from_config(&s_cfg(model)?, DType::F32, 16).map_err(|e| e.to_string())?;
+            let opts = ServeOptions {
+                kv_memory: KvMemory::Bytes(blocks as u64 * g.bytes_per_block()),
+                max_batch_tokens: 32,
+                ..f32_kv()
+            };
+            let mut s = serve(model, dev, &opts)?;
+            let got = run(&mut s, &prompts, n, &|_| 0, None)?;
+            let pre = s.stats().preemptions;
+            if pre == 0 {
+                return Err(format!("{blocks} blocks and no preemption"));
+            }
+            same("preempted", &solo, &got)?;
+            Ok(format!("{blocks} blocks, {pre} preemptions: same tokens"))
+        }
+        "prefix" => {
+            let shared: Vec<u32> = prompts.iter().flatten().copied().take(32).collect();
+            let with: Vec<Vec<u32>> = prompts
+                .iter()
+                .take(6)
+                .map(|p| shared.iter().chain(p).copied().collect())
+                .collect();
+            let off = ServeOptions {
+                prefix_caching: Some(false),
+                ..f32_kv()
+            };
+            let want = alone(model, dev, &with, n, &off)?;
+            let on = ServeOptions {
+                prefix_caching: Some(true),
+                max_batch_tokens: 24,
+                ..f32_kv()
+            };
+            let mut s = serve(model, dev, &on)?;
+            let got = run(&mut s, &with, n, &|i| 2 * i, None)?;
+            let st = s.stats();
+            if st.prefix_hits == 0 {
+                return Err("prompts sharing a 32-token prefix and no prefix-cache hit".into());
+            }
+            same("prefix", &want, &got)?;
+            Ok(format!(
+                "{} prefix hits, {} misses: same tokens",
+                st.prefix_hits, st.prefix_misses
+            ))
+        }
+        "aborted" => {
+            let mut s = serve(model, dev, &f32_kv())?;
+            let got = run(&mut s, &prompts, n, &|_| 0, Some((1, n / 2)))?;
+            let others: Vec<usize> = (0..prompts.len()).filter(|&i| i != 1).collect();
+            let pick = |v: &[Vec<u32>]| others.iter().map(|&i| v[i].clone()).collect::<Vec<_>>();
+            same("aborted", &pick(&solo), &pick(&got))?;
+            Ok(format!(
+                "request 1 aborted at step {}: blocks freed, the others' tokens unchanged",
+                n / 2
+            ))
+        }
+        "kv_f16" => {
+            let opts = ServeOptions {
+                kv_dtype: DType::F16,
+                ..f32_kv()
+            };
+            let (_, summary) = model_gate::greedy_with(m, &mut |prompts, n| alone(model, dev, prompts, n, &opts))?;
+            Ok(format!("KV in f16: {summary}"))
+        }
+        _ => unreachable!(),
+    }
+}
+
+fn s_cfg(model: &Path) -> Result<wgllm::model::config::Config, String> {
+    if model.is_file() {
+        let g = wgllm::model::gguf::Gguf::open(model).map_err(|e| e.to_string())?;
+        return wgllm::model::gguf_config::config_from_gguf(&g).map_err(|e| e.to_string());
+    }
+    wgllm::model::config::Config::from_file(&model.join("config.json")).map_err(|e| e.to_string())
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let goldens = root().join("goldens");
+    let pending = golden::pending(&goldens);
+    let mut names: Vec<String> = vec!["cpu".into()];
+    names.extend(WgpuBackend::all().iter().map(|b| b.name()));
+    let require = std::env::var("WGLLM_REQUIRE_MODELS").is_ok_and(|v| v == "1");
+    let mut trials = Vec::new();
+    for path in golden::manifests(&goldens) {
+        let Ok(m) = golden::check(&path, &pending) else {
+            continue;
+        };
+        if !golden::has_model_gate(&m) {
+            continue;
+        }
+        let model = model_gate::model_path(&m, &root());
+        let m = Arc::new(m);
+        for dev in &names {
+            for sc in ["alone", "batched", "preempted", "prefix", "aborted", "kv_f16"] {
+                let name = format!("serve::{}::{sc}::{dev}", m.case);
+                let (m, model, dev) = (m.clone(), model.clone(), dev.clone());
+                trials.push(Trial::ignorable_test(name, move || {
+                    let model = match model {
+                        Ok(p) => p,
+                        Err(why) if !require => return Ok(Completion::ignored_with(format!("skipped: {why}"))),
+                        Err(why) => return Err(Failed::from(why)),
+                    };
+                    match scenario(sc, &m, &model, &dev) {
+                        Ok(summary) => {
+                            println!("    {summary}");
+                            Ok(Completion::Completed)
+                        }
+                        Err(msg) if msg.contains("not implemented yet") => Ok(Completion::ignored_with(msg)),
+                        Err(msg) => Err(Failed::from(msg)),
+                    }
+                }));
+            }
+        }
+    }
+    let c = libtest_mimic::run(&args, trials);
+    println!(
+        "{} passed, {} failed, {} skipped",
+        c.num_passed, c.num_failed, c.num_ignored
+    );
+    if c.num_passed == 0 && args.filter.is_none() {
+        println!("no serving comparison ran");
+        return std::process::ExitCode::FAILURE;
+    }
+    if c.has_failed() {
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}
