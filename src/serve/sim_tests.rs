@@ -188,6 +188,7 @@ fn tiny_pool_preempts_and_shares_prefixes() {
         hits += st.prefix_hits;
         ev += st.prefix_evictions;
     }
+    eprintln!("12 runs: {pre} preemptions, {hits} prefix hits, {ev} evictions");
     assert!(
         pre > 0 && hits > 0 && ev > 0,
         "preemptions {pre}, hits {hits}, evictions {ev}"
