@@ -95,10 +95,12 @@ fn simulate(seed: u64, sim: &Sim) -> Stats {
     };
     let mut s = Scheduler::new(cfg.clone()).unwrap();
     let mut kv = vec![None; cfg.num_blocks * cfg.block_size];
-    let prefixes: Vec<Vec<u32>> = [9usize, 16, 23]
-        .iter()
-        .map(|&n| (0..n).map(|_| 1 + (rng.next_u64() % (VOCAB - 1)) as u32).collect())
-        .collect();
+    let mut tokens = |n: usize| -> Vec<u32> { (0..n).map(|_| 1 + (rng.next_u64() % (VOCAB - 1)) as u32).collect() };
+    let (p0, p1) = (tokens(9), tokens(16));
+    // the third starts with the second's second block: the same tokens at other positions, which
+    // only a key chained to its parent keeps apart
+    let p2 = [&p1[4..], &tokens(11)[..]].concat();
+    let prefixes = [p0, p1, p2];
     let mut want = HashMap::new();
     let mut got: HashMap<RequestId, Vec<u32>> = HashMap::new();
     let mut reasons = HashMap::new();
@@ -186,6 +188,7 @@ fn tiny_pool_preempts_and_shares_prefixes() {
         hits += st.prefix_hits;
         ev += st.prefix_evictions;
     }
+    eprintln!("12 runs: {pre} preemptions, {hits} prefix hits, {ev} evictions");
     assert!(
         pre > 0 && hits > 0 && ev > 0,
         "preemptions {pre}, hits {hits}, evictions {ev}"
