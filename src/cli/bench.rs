@@ -44,6 +44,18 @@ pub struct BenchArgs {
     profile: bool,
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Serving throughput per batch size instead (the scheduler, paged KV): e.g. 1,8,32,64
+    #[arg(long, value_delimiter = ',')]
+    batch: Vec<usize>,
+    /// With --batch: prompt tokens of each request
+    #[arg(long, default_value_t = 128)]
+    prompt_len: usize,
+    /// With --batch: tokens each request generates
+    #[arg(long, default_value_t = 128)]
+    gen_len: usize,
+    /// With --batch: the KV cache's dtype (f16, bf16, f32)
+    #[arg(long, default_value = "f16")]
+    kv_dtype: String,
     #[command(flatten)]
     op: super::bench_op::OpArgs,
 }
@@ -59,7 +71,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         Support::No(_) => None,
     };
     let max_prefill = a.prefill.iter().copied().max().unwrap_or(0);
-    let ctx = (max_prefill + 16).max(a.decode + 64);
+    let ctx = match a.batch.is_empty() {
+        true => (max_prefill + 16).max(a.decode + 64),
+        false => a.prompt_len + a.gen_len + 16,
+    };
     let (mut e, label) = match (&a.model, &a.shape) {
         (Some(d), _) => (
             Engine::load(d, dev, ctx, &mut progress("loading weights"))?,
@@ -85,6 +100,28 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         }
         _ => return Err(Error::Other("give --model DIR or --shape NAME".into())),
     };
+    if !a.batch.is_empty() {
+        println!("wgllm bench --batch: {label} on {dev_name}");
+        if let Some(bw) = bw {
+            println!("  read bandwidth (probe, this run): {:.1} GB/s", bw / 1e9);
+        }
+        let b = super::bench_batch::BatchBench {
+            batches: a.batch.clone(),
+            prompt_len: a.prompt_len,
+            gen_len: a.gen_len,
+            kv_dtype: crate::serve::parse_kv_dtype(&a.kv_dtype)?,
+            profile: a.profile,
+        };
+        let rows = super::bench_batch::run(e, &b, bw)?;
+        let out = json!({"model": label, "device": dev_name, "read_bandwidth_gbs": bw.map(|b| b / 1e9), "batch": rows});
+        if let Some(p) = &a.json {
+            std::fs::write(p, serde_json::to_string_pretty(&out).unwrap()).map_err(|er| Error::File {
+                path: p.display().to_string(),
+                detail: er.to_string(),
+            })?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let c = e.cfg.clone();
     let v = c.vocab_size as u64;
     let ids =

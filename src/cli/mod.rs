@@ -1,6 +1,7 @@
 //! The `wgllm` command line.
 mod batch;
 mod bench;
+mod bench_batch;
 mod bench_op;
 mod chat;
 mod devices;

@@ -416,6 +416,9 @@ pub fn forward_paged(
         dev.run(&add_norm, &[&x2, &o, next_norm], &[&x, &h])?;
     }
     // 7. the sampled rows of h (an embedding lookup with h as the table), then the LM head
+    if b.r == 0 {
+        return Ok(());
+    }
     let hs = rows(&ws.hs, &[b.r, d])?;
     dev.run(&Op::Embedding, &[&h, &b.sample_rows], &[&hs])?;
     dev.run(&Op::Linear, &[&hs, &w.lm_head], &[&rows(&ws.logits, &[b.r, v])?])?;

@@ -298,6 +298,11 @@ impl ServeEngine {
             .collect())
     }
 
+    /// The loaded model back (its KV pools freed), for another engine over the same weights.
+    pub fn into_engine(self) -> Engine {
+        self.engine
+    }
+
     /// Runs every queued request to its end; each request's events in order, by id.
     pub fn run_to_end(&mut self) -> Result<HashMap<RequestId, Vec<Event>>> {
         let mut out: HashMap<RequestId, Vec<Event>> = HashMap::new();
