@@ -76,6 +76,8 @@ impl OpDesc {
             Op::KvWrite => (3, 2),
             Op::PagedAttention { .. } => (5, 1),
             Op::PagedGatedAttention { .. } => (9, 3),
+            Op::CausalConv1dBatch => (3, 2),
+            Op::GdnBatch => (6, 2),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
             1
@@ -463,6 +465,7 @@ impl OpDesc {
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;
             }
+            Op::CausalConv1dBatch | Op::GdnBatch => super::hybrid::check_shapes(&self.op, i, o)?,
         }
         Ok(())
     }

@@ -102,6 +102,11 @@ pub fn supports(desc: &OpDesc) -> Support {
             "no hip/ kernel for {} yet (paged KV cache: wgpu and cpu only)",
             desc.op.name()
         )),
+        // the hybrid-state ops (issue 17) likewise
+        Op::CausalConv1dBatch | Op::GdnBatch => Support::No(format!(
+            "no hip/ kernel for {} yet (Qwen3.5 state slots: wgpu and cpu only)",
+            desc.op.name()
+        )),
     }
 }
 
@@ -326,7 +331,9 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::GatedAttention { .. }
         | Op::KvWrite
         | Op::PagedAttention { .. }
-        | Op::PagedGatedAttention { .. } => {
+        | Op::PagedGatedAttention { .. }
+        | Op::CausalConv1dBatch
+        | Op::GdnBatch => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

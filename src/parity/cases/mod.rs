@@ -6,6 +6,7 @@ mod elementwise;
 mod embedding;
 mod gated_attention;
 mod gdn;
+pub mod gdn_batch;
 mod linear;
 pub mod paged_attention;
 mod reduce;
@@ -34,6 +35,7 @@ pub fn all() -> Vec<Case> {
     v.extend(rms_norm_gated::cases());
     v.extend(gated_attention::cases());
     v.extend(paged_attention::cases());
+    v.extend(gdn_batch::cases());
     v
 }
 
