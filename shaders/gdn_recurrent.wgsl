@@ -1,10 +1,6 @@
-// gdn_recurrent: the gated delta rule token by token (the decode form; any T works).
-// One workgroup per (value head h, tile of TJ value columns). Thread (lane, j) owns column j of
-// the tile and rows i = lane + L * r (r < RMAX) of the state in registers; k^T S and q^T S are
-// summed over the L lanes of a column in workgroup memory. Per token:
-//   1. q and k rows of key head kh into q_s / k_s; their sums of squares reduced (f32)
-//   2. S *= exp(g); kv = (k^T S)[j] * rk      3. delta = (v - kv) * beta; S += k rk delta
-//   4. o[j] = (q^T S)[j] * rq (read after the update)
+// gdn_recurrent: the gated delta rule token by token over one sequence (the decode form; any T
+// works). One workgroup per (value head h, tile of TJ value columns), running gdn_rec_tile
+// (gdn_recurrent_tile.wgsl: the math and the thread layout) over all T tokens.
 // Bindings: qkv, b, a, a_log, dt_bias, state (f32) (read), o, state_out (f32) (write).
 // Constants: DK (key head dim), NT (workgroup size), TJ (columns per workgroup),
 // RMAX = ceil(DK / (NT / TJ)).
@@ -22,14 +18,6 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
-const L = NT / TJ;
-
-var<workgroup> q_s: array<f32, DK>;
-var<workgroup> k_s: array<f32, DK>;
-var<workgroup> red: array<vec2<f32>, NT>;
-var<workgroup> part_kv: array<f32, NT>;
-var<workgroup> part_o: array<f32, NT>;
-
 @compute @workgroup_size(NT)
 fn gdn_recurrent(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) tid: u32) {
@@ -38,90 +26,5 @@ fn gdn_recurrent(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         return;
     }
     let h = idx / p.ntiles;
-    let jt = idx % p.ntiles;
-    let kh = h / p.group;
-    let j = tid % TJ;
-    let lane = tid / TJ;
-    let jj = jt * TJ + j;
-    let col = jj < p.dv;
-    let qo = kh * DK;
-    let ko = p.nk * DK + kh * DK;
-    let vo = 2u * p.nk * DK + h * p.dv;
-    let sbase = h * DK * p.dv;
-
-    var s: array<f32, RMAX>;
-    for (var r = 0u; r < RMAX; r++) {
-        let i = lane + L * r;
-        if (col && i < DK) {
-            s[r] = ld_state(sbase + i * p.dv + jj);
-        }
-    }
-    let qscale = 1.0 / sqrt(f32(DK));
-    let ag = -exp(ld_a_log(h));
-    let dtb = ld_dt_bias(h);
-    for (var t = 0u; t < p.t; t++) {
-        let row = t * p.c;
-        var sq = vec2<f32>(0.0);
-        for (var i = tid; i < DK; i += NT) {
-            let qv = ld_qkv(row + qo + i);
-            let kv = ld_qkv(row + ko + i);
-            q_s[i] = qv;
-            k_s[i] = kv;
-            sq += vec2<f32>(qv * qv, kv * kv);
-        }
-        red[tid] = sq;
-        workgroupBarrier();
-        for (var w = NT / 2u; w > 0u; w >>= 1u) {
-            if (tid < w) {
-                red[tid] += red[tid + w];
-            }
-            workgroupBarrier();
-        }
-        let rq = qscale / sqrt(red[0].x + L2_EPS);
-        let rk = 1.0 / sqrt(red[0].y + L2_EPS);
-        let beta = sigmoid(ld_b(t * p.nv + h));
-        let decay = exp(ag * softplus(ld_a(t * p.nv + h) + dtb));
-        var v = 0.0;
-        if (col) {
-            v = ld_qkv(row + vo + jj);
-        }
-        var kv = 0.0;
-        for (var r = 0u; r < RMAX; r++) {
-            let i = lane + L * r;
-            if (i < DK) {
-                s[r] *= decay;
-                kv += s[r] * k_s[i];
-            }
-        }
-        part_kv[tid] = kv * rk;
-        workgroupBarrier();
-        var kvs = 0.0;
-        for (var l = 0u; l < L; l++) {
-            kvs += part_kv[l * TJ + j];
-        }
-        let delta = (v - kvs) * beta;
-        var o = 0.0;
-        for (var r = 0u; r < RMAX; r++) {
-            let i = lane + L * r;
-            if (i < DK) {
-                s[r] = fma(k_s[i] * rk, delta, s[r]);
-                o += s[r] * q_s[i];
-            }
-        }
-        part_o[tid] = o * rq;
-        workgroupBarrier();
-        if (lane == 0u && col) {
-            var os = 0.0;
-            for (var l = 0u; l < L; l++) {
-                os += part_o[l * TJ + j];
-            }
-            st_o((t * p.nv + h) * p.dv + jj, os);
-        }
-    }
-    for (var r = 0u; r < RMAX; r++) {
-        let i = lane + L * r;
-        if (col && i < DK) {
-            st_state_out(sbase + i * p.dv + jj, s[r]);
-        }
-    }
+    gdn_rec_tile(h, idx % p.ntiles, tid, 0u, p.t, h * DK * p.dv, false);
 }

@@ -116,6 +116,9 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::repetition_sides_swapped::penalties[..]       shaders/penalties.wgsl patched to divide
 ///       the negative logits and multiply the positive ones: every case with a row whose
 ///       repetition penalty is on red, the one-row case (its row all off) green.
+///   teeth::fresh_state_read::{causal_conv1d_batch,gdn_batch}[..]   the batch kernels patched to
+///       read a fresh sequence's slot instead of starting from zero: every case with a fresh
+///       sequence red (its slot holds NaN), the others green.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -156,6 +159,18 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "select(0u, kv - cnt + (t - start), ok)",
         "select(0u, kv - 1u, ok)",
     ));
+    let conv_fresh = Arc::new(Patched::new(
+        "fresh_state_read",
+        "causal_conv1d_batch.wgsl",
+        "if (d.w != 0u) {",
+        "if (d.w == 2u) {",
+    ));
+    let gdn_fresh = Arc::new(Patched::new(
+        "fresh_state_read",
+        "gdn_batch.wgsl",
+        "let fresh = ld_seqs(sq * 4u + 3u) != 0u;",
+        "let fresh = ld_seqs(sq * 4u + 3u) == 2u;",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
         // the sampling cases cycle their rows' parameters from the off values: one row is all off
@@ -181,6 +196,8 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                     (Tooth::Patched(causal.clone()), seqs.iter().any(|&(q, _)| q > 1)),
                 ]
             }
+            Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
+            Op::GdnBatch => vec![(Tooth::Patched(gdn_fresh.clone()), any_fresh(&case, 5))],
             _ => continue,
         };
         let case = Arc::new(case);
@@ -202,6 +219,37 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "q_s[d4] = ld4_q(qrow + d4 * 4u) * p.scale;",
         "q_s[d4] = ld4_q(qrow + d4 * 4u) * (p.scale * (1.0 + f32(p.t & 1u) * 1.2e-7));",
     ));
+    // the hybrid-state ops' invariance: a rounding that depends on the batch's row count, and one
+    // that depends on how many tokens of its sequence a workgroup runs (the chunking), both far
+    // below the parity tolerance, must turn it red
+    let gdn_batch_rounding = Arc::new(Patched::new(
+        "gdn_batch_dependent_rounding",
+        "gdn_recurrent_tile.wgsl",
+        "let qscale = 1.0 / sqrt(f32(DK));",
+        "let qscale = (1.0 + f32(p.t & 1u) * 1.2e-7) / sqrt(f32(DK));",
+    ));
+    let gdn_chunk_rounding = Arc::new(Patched::new(
+        "gdn_chunk_dependent_rounding",
+        "gdn_recurrent_tile.wgsl",
+        "let dtb = ld_dt_bias(h);",
+        "let dtb = ld_dt_bias(h) * (1.0 + f32(nt & 1u) * 1.2e-7);",
+    ));
+    for patch in [gdn_batch_rounding, gdn_chunk_rounding] {
+        for dev in wgpu {
+            let (patch, dev) = (patch.clone(), dev.clone());
+            let name = format!("teeth::{}::state_invariance[gdn_batch]::{}", patch.tag, dev.name());
+            trials.push(Trial::ignorable_test(name, move || {
+                let d = patch.device(&dev.name())?;
+                match wgllm::parity::state_invariance::check(d.as_ref()) {
+                    Err(m) => {
+                        println!("    red as expected: {m}");
+                        Ok(Completion::Completed)
+                    }
+                    Ok(m) => Err(Failed::from(format!("passed with the bug in ({m}): no teeth"))),
+                }
+            }));
+        }
+    }
     for patch in [batch_rounding, causal] {
         for dev in wgpu {
             let (patch, dev) = (patch.clone(), dev.clone());
@@ -225,6 +273,14 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     trials
 }
 
+/// Whether a hybrid-state case (its descriptor is input `k`) has a sequence that starts fresh.
+fn any_fresh(case: &Case, k: usize) -> bool {
+    match &case.inputs[k].init {
+        wgllm::parity::case::Init::U32s(v) => v.chunks(4).any(|f| f[3] == 1),
+        other => panic!("{}: seqs is not explicit u32s: {other:?}", case.id),
+    }
+}
+
 /// (query count, kv length) of each sequence of a paged attention case (its seqs operand).
 fn paged_seqs(case: &Case) -> Vec<(usize, usize)> {
     let k = if matches!(case.op, Op::PagedAttention { .. }) {
@@ -239,7 +295,8 @@ fn paged_seqs(case: &Case) -> Vec<(usize, usize)> {
 }
 
 /// Batch invariance of the paged attention ops (src/parity/paged_invariance.rs), per device:
-/// `invariance::paged_attention[kvf32]::wgpu/llvmpipe`.
+/// `invariance::paged_attention[kvf32]::wgpu/llvmpipe`; and of the hybrid-state ops
+/// (src/parity/state_invariance.rs): `invariance::gdn_batch[state]::wgpu/llvmpipe`.
 fn invariance(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
     use wgllm::dtype::DType;
     let cpu: Arc<dyn Backend> = Arc::new(wgllm::backend::cpu::CpuBackend::new());
@@ -270,6 +327,21 @@ fn invariance(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
                 }
             }));
         }
+    }
+    // the hybrid-state ops (src/parity/state_invariance.rs): invariance::gdn_batch[state]::<device>
+    for dev in devices.iter().chain(std::iter::once(&cpu)) {
+        let dev = dev.clone();
+        trials.push(Trial::ignorable_test(
+            format!("invariance::gdn_batch[state]::{}", dev.name()),
+            move || match wgllm::parity::state_invariance::check(dev.as_ref()) {
+                Ok(m) => {
+                    println!("    {m}");
+                    Ok(Completion::Completed)
+                }
+                Err(m) if m.contains("unsupported op") => Ok(Completion::ignored_with(m)),
+                Err(m) => Err(Failed::from(m)),
+            },
+        ));
     }
     trials
 }

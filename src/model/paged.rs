@@ -1,7 +1,7 @@
 //! What a batched step over the paged KV cache hands a family's forward: the packed tokens of
 //! several sequences (the scheduler's `StepPlan` uploaded), the KV pools, and the rows whose logits
-//! are wanted. Qwen3 / Llama: qwen3::forward_paged. The workspace is the dense family's; the
-//! hybrid family will bring its own.
+//! are wanted. Qwen3 / Llama: qwen3::forward_paged; Qwen3.5: qwen3_5::forward_paged, which also
+//! takes the per-sequence state slots (qwen3_5::HybridState) and brings its own workspace.
 use super::config::{Config, Dims};
 use crate::backend::Backend;
 use crate::dtype::DType;
@@ -19,9 +19,22 @@ pub struct KvPools {
 
 impl KvPools {
     pub fn new(c: &Config, dev: &dyn Backend, num_blocks: usize, block_size: usize, dtype: DType) -> Result<KvPools> {
+        Self::for_layers(c, dev, c.num_hidden_layers, num_blocks, block_size, dtype)
+    }
+
+    /// Pools for `layers` attention layers (a hybrid model's full-attention layers only; the family
+    /// maps its layer index to a pool index).
+    pub fn for_layers(
+        c: &Config,
+        dev: &dyn Backend,
+        layers: usize,
+        num_blocks: usize,
+        block_size: usize,
+        dtype: DType,
+    ) -> Result<KvPools> {
         let Dims { hkv, dh, .. } = c.dims();
         let (mut k, mut v) = (Vec::new(), Vec::new());
-        for _ in 0..c.num_hidden_layers {
+        for _ in 0..layers {
             k.push(dev.alloc(dtype, &[num_blocks, block_size, hkv, dh])?);
             v.push(dev.alloc(dtype, &[num_blocks, block_size, hkv, dh])?);
         }

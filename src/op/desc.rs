@@ -78,6 +78,8 @@ impl OpDesc {
             Op::PagedGatedAttention { .. } => (9, 3),
             Op::Penalties => (3, 1),
             Op::MinP => (2, 1),
+            Op::CausalConv1dBatch => (3, 2),
+            Op::GdnBatch => (6, 2),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
             1
@@ -492,6 +494,7 @@ impl OpDesc {
                 }
                 same_shape(&i[0], &o[0], "logits vs out")?;
             }
+            Op::CausalConv1dBatch | Op::GdnBatch => super::hybrid::check_shapes(&self.op, i, o)?,
         }
         Ok(())
     }

@@ -5,10 +5,12 @@
 //! contract (input/output count, dtypes, shapes; desc.rs); backends call it before anything else.
 //! RoPE's frequency tables, which the models upload and the rope ops read, are in rope.rs.
 mod desc;
+mod hybrid;
 mod paged;
 mod rope;
 
 pub use desc::{gdn_dims, OpDesc, TensorDesc};
+pub use hybrid::{check_state_batch, state_seq_words, StateSeq, STATE_SEQ_FIELDS};
 pub use paged::{check_paged_batch, check_slots, paged_slot, PagedSeq, SEQ_FIELDS};
 pub use rope::{rope_inv_freq, rope_tables, rope_tables_of, Llama3Rope};
 use serde::{Deserialize, Serialize};
@@ -151,6 +153,23 @@ pub enum Op {
     /// caller passes margin = -T ln(min_p) (`sampler::min_p_margin`), computed on the host, so the
     /// kernels need no logarithm and every device keeps the same tokens. margin must be >= 0.
     MinP,
+    /// `CausalConv1d` over a packed batch of sequences, each with its state in a slot of a pool
+    /// (hybrid.rs states the layout): x [T, C], w [C, K], seqs [S, 4] (u32: first row, token
+    /// count, state slot, fresh) -> y [T, C], conv_pool [N, K-1, C] (f32, in-out). Per sequence,
+    /// with state = its slot (zero when fresh, the slot not read) and its rows of x, the contract
+    /// of `CausalConv1d`; state_out goes back to its slot. Slots no sequence names are untouched.
+    /// A token's output depends only on its own sequence's inputs (batch and chunking invariant:
+    /// the state holds past inputs exactly).
+    CausalConv1dBatch,
+    /// The gated delta rule over a packed batch of sequences with per-sequence state slots:
+    /// qkv [T, 2*nk*dk + nv*dv], b [T, nv], a [T, nv], a_log `[nv]`, dt_bias `[nv]`, seqs [S, 4]
+    /// (u32, as `CausalConv1dBatch`) -> o [T, nv, dv], rec_pool [N, nv, dk, dv] (f32, in-out).
+    /// Per sequence, `GdnRecurrent`'s contract over its rows with state = its slot (zero when
+    /// fresh); the final state goes back to its slot; other slots untouched. Every token, prefill
+    /// or decode, takes the recurrent form, so its bits depend only on its sequence's earlier
+    /// tokens: not on the batch, nor on how the scheduler chunks the prompt (the chunked form's
+    /// bits depend on where its chunks start).
+    GdnBatch,
 }
 
 /// The "seen in the prompt" flag of `Op::Penalties`' counts (the low 31 bits count the output).
@@ -163,7 +182,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 26] = [
+pub const OP_NAMES: [&str; 28] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -190,6 +209,8 @@ pub const OP_NAMES: [&str; 26] = [
     "paged_gated_attention",
     "penalties",
     "min_p",
+    "causal_conv1d_batch",
+    "gdn_batch",
 ];
 
 impl Op {
@@ -221,6 +242,8 @@ impl Op {
             Op::PagedGatedAttention { .. } => "paged_gated_attention",
             Op::Penalties => "penalties",
             Op::MinP => "min_p",
+            Op::CausalConv1dBatch => "causal_conv1d_batch",
+            Op::GdnBatch => "gdn_batch",
         }
     }
 }

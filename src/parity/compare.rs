@@ -39,7 +39,8 @@ pub fn tolerance(family: &str, dtype: DType) -> Tol {
         | "paged_attention"
         | "paged_gated_attention"
         | "gdn_recurrent"
-        | "gdn_chunked" => 10.0,
+        | "gdn_chunked"
+        | "gdn_batch" => 10.0,
         _ => 1.0,
     };
     Tol::Nmse(base * factor)

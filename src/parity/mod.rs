@@ -7,3 +7,4 @@ pub mod model_gate;
 pub mod paged_invariance;
 pub mod report;
 pub mod run;
+pub mod state_invariance;

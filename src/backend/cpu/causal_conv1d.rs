@@ -1,3 +1,5 @@
+use crate::op::StateSeq;
+
 /// Depthwise causal conv1d + SiLU over x [t, c] with weights w [c, k] and the previous k-1 inputs
 /// `state` [k-1, c] (oldest first). Returns (y [t, c], state_out [k-1, c]). f64 accumulation.
 /// With xp = cat(state, x): y[ti, ch] = silu(sum_j w[ch, j] * xp[ti + j, ch]); state_out = the
@@ -24,6 +26,26 @@ pub fn causal_conv1d(x: &[f32], w: &[f32], state: &[f32], t: usize, c: usize, k:
         }
     }
     (y, st)
+}
+
+/// `causal_conv1d` per sequence of a packed batch (`op::check_state_batch`'s sequences): x [T, c],
+/// pool [N, k-1, c] read and written in place at each sequence's slot (a fresh one starts from
+/// zeros without reading it). Returns y [T, c].
+pub fn causal_conv1d_batch(x: &[f32], w: &[f32], pool: &mut [f32], seqs: &[StateSeq], c: usize, k: usize) -> Vec<f32> {
+    let mut y = vec![0f32; x.len()];
+    let n = (k - 1) * c;
+    for s in seqs {
+        let (r, t, at) = (s.row as usize, s.count as usize, s.slot as usize * n);
+        let state = if s.fresh {
+            vec![0f32; n]
+        } else {
+            pool[at..at + n].to_vec()
+        };
+        let (ys, st) = causal_conv1d(&x[r * c..(r + t) * c], w, &state, t, c, k);
+        y[r * c..(r + t) * c].copy_from_slice(&ys);
+        pool[at..at + n].copy_from_slice(&st);
+    }
+    y
 }
 
 pub fn silu(x: f64) -> f64 {

@@ -2,7 +2,7 @@
 //! definition (transformers' torch_recurrent_gated_delta_rule) and the reference for both ops;
 //! `gdn_chunked` follows transformers' torch_chunk_gated_delta_rule (U/W form, chunk 64) so the
 //! chunked algorithm itself is checked on the host against the recurrence.
-use crate::op::GDN_L2_EPS;
+use crate::op::{StateSeq, GDN_L2_EPS};
 
 #[derive(Clone, Copy, Debug)]
 pub struct GdnDims {
@@ -93,6 +93,51 @@ pub fn gdn_recurrent(
         }
     }
     (o, out_state)
+}
+
+/// `gdn_recurrent` per sequence of a packed batch (`op::check_state_batch`'s sequences): qkv, b, a
+/// [T, ..]; pool [N, nv, dk, dv] read and written in place at each sequence's slot (a fresh one
+/// starts from zeros without reading it). `d.t` is T. Returns o [T, nv, dv].
+/// One token at a time, the state rounded to f32 after each (as the pool stores it): so a token's
+/// bits are a function of the f32 state before it and its inputs, whatever the chunk it came in
+/// (an f64 state carried through a chunk would make the bits depend on where chunks start).
+#[allow(clippy::too_many_arguments)]
+pub fn gdn_batch(
+    qkv: &[f32],
+    b: &[f32],
+    a: &[f32],
+    a_log: &[f32],
+    dt_bias: &[f32],
+    pool: &mut [f32],
+    seqs: &[StateSeq],
+    d: GdnDims,
+) -> Vec<f32> {
+    let (c, n, orow) = (2 * d.nk * d.dk + d.nv * d.dv, d.nv * d.dk * d.dv, d.nv * d.dv);
+    let mut o = vec![0f32; d.t * orow];
+    for s in seqs {
+        let (r, t, at) = (s.row as usize, s.count as usize, s.slot as usize * n);
+        let mut state = if s.fresh {
+            vec![0f32; n]
+        } else {
+            pool[at..at + n].to_vec()
+        };
+        for i in r..r + t {
+            let row = |x: &[f32], w: usize| x[i * w..(i + 1) * w].to_vec();
+            let (os, st) = gdn_recurrent(
+                &row(qkv, c),
+                &row(b, d.nv),
+                &row(a, d.nv),
+                a_log,
+                dt_bias,
+                &state,
+                GdnDims { t: 1, ..d },
+            );
+            o[i * orow..(i + 1) * orow].copy_from_slice(&os);
+            state = st;
+        }
+        pool[at..at + n].copy_from_slice(&state);
+    }
+    o
 }
 
 /// Chunks of `chunk` tokens, zero-padded at the end (padded steps have q = k = v = 0, beta = 0,

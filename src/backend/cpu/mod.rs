@@ -18,11 +18,11 @@ mod rms_norm;
 mod rope;
 
 pub use attention::attention;
-pub use causal_conv1d::{causal_conv1d, silu};
+pub use causal_conv1d::{causal_conv1d, causal_conv1d_batch, silu};
 pub use elementwise::{add, swiglu};
 pub use embedding::embedding;
 pub use gated_attention::{gated_attention, qk_preamble, split_q_gate, GatedAttentionDims};
-pub use gdn::{gdn_chunked, gdn_recurrent, GdnDims};
+pub use gdn::{gdn_batch, gdn_chunked, gdn_recurrent, GdnDims};
 pub use kv_write::kv_write;
 pub use linear::linear;
 pub use min_p::min_p;
@@ -387,6 +387,35 @@ impl Backend for CpuBackend {
                 self.put(o[0], &y)
             }
             Op::MinP => self.put(o[0], &min_p(&self.f32s(i[0])?, &self.f32s(i[1])?, i[0].shape[1])),
+            // per sequence, the single-sequence reference over its rows and its slot
+            Op::CausalConv1dBatch => {
+                let (t, c, k) = (i[0].shape[0], i[0].shape[1], i[1].shape[1]);
+                let seqs = crate::op::check_state_batch(op.name(), t, o[1].shape[0], &self.u32s(i[2])?)?;
+                let mut pool = self.f32s(o[1])?;
+                let y = causal_conv1d_batch(&self.f32s(i[0])?, &self.f32s(i[1])?, &mut pool, &seqs, c, k);
+                self.put(o[0], &y)?;
+                self.put(o[1], &pool)
+            }
+            Op::GdnBatch => {
+                let p = &o[1].shape;
+                let (t, nk, nv, dk, dv) =
+                    crate::op::gdn_dims(&i[0].shape, &p[1..]).map_err(|e| Error::shape(op.name(), e))?;
+                let seqs = crate::op::check_state_batch(op.name(), t, p[0], &self.u32s(i[5])?)?;
+                let f = |k: usize| self.f32s(i[k]);
+                let mut pool = self.f32s(o[1])?;
+                let y = gdn_batch(
+                    &f(0)?,
+                    &f(1)?,
+                    &f(2)?,
+                    &f(3)?,
+                    &f(4)?,
+                    &mut pool,
+                    &seqs,
+                    GdnDims { t, nk, nv, dk, dv },
+                );
+                self.put(o[0], &y)?;
+                self.put(o[1], &pool)
+            }
         }
     }
 

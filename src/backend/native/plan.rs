@@ -104,6 +104,11 @@ pub fn supports(desc: &OpDesc) -> Support {
         )),
         // the sampling ops: WGSL kernels only until the native issue adds them
         Op::Penalties | Op::MinP => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
+        // the hybrid-state ops (issue 17) likewise
+        Op::CausalConv1dBatch | Op::GdnBatch => Support::No(format!(
+            "no hip/ kernel for {} yet (Qwen3.5 state slots: wgpu and cpu only)",
+            desc.op.name()
+        )),
     }
 }
 
@@ -330,7 +335,9 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::PagedAttention { .. }
         | Op::PagedGatedAttention { .. }
         | Op::Penalties
-        | Op::MinP => {
+        | Op::MinP
+        | Op::CausalConv1dBatch
+        | Op::GdnBatch => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

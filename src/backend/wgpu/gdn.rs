@@ -1,5 +1,9 @@
 //! The gated delta rule: shaders/gdn.wgsl (shared helpers) prepended to
+//!   gdn_recurrent_tile.wgsl  the recurrent body over one sequence's tokens for one (value head,
+//!                         column tile), prepended to the two recurrent entries:
 //!   gdn_recurrent.wgsl    gdn_recurrent: token by token, one workgroup per (value head, column tile)
+//!   gdn_batch.wgsl        gdn_batch: the same per (sequence, value head, column tile), each
+//!                         sequence's state read from and written back to its slot of the pool
 //!   gdn_chunk_prep.wgsl   gdn_chunked pass 1: per (chunk, value head), the state-free intra-chunk
 //!                         matrices (Tinv = (I + A)^-1, QKD, cumulative gates) into a scratch buffer
 //!   gdn_chunk_scan.wgsl   gdn_chunked pass 2: per (value head, column tile), the chunks in order
@@ -39,6 +43,17 @@ struct Params {
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
+/// gdn_batch's Params: the recurrent one's plus the sequence and slot counts.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct BatchParams {
+    base: Params,
+    s: u32,
+    slots: u32,
+    pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<BatchParams>() == 80);
+
 /// The scan's Params: the prep's plus ntiles.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -60,7 +75,11 @@ fn scan_smem(dk: usize) -> usize {
 }
 
 pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
-    let Ok((t, _, nv, dk, _)) = gdn_dims(&desc.inputs[0].shape, &desc.inputs[5].shape) else {
+    let state = match desc.op {
+        Op::GdnBatch => &desc.outputs[1].shape[1..],
+        _ => &desc.inputs[5].shape[..],
+    };
+    let Ok((t, _, nv, dk, _)) = gdn_dims(&desc.inputs[0].shape, state) else {
         return Support::No("bad gated-delta-rule shapes".into());
     };
     let smem = b.caps.max_workgroup_storage as usize;
@@ -79,7 +98,7 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
         return Support::No("an operand exceeds u32 indexing".into());
     }
     match desc.op {
-        Op::GdnRecurrent => {
+        Op::GdnRecurrent | Op::GdnBatch => {
             if rec_smem(dk) > smem {
                 return Support::No(format!(
                     "key head dim {dk} needs {} B workgroup memory, device has {smem}",
@@ -108,7 +127,11 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, &i[5].shape).map_err(|e| Error::shape(op.name(), e))?;
+    let state = match op {
+        Op::GdnBatch => &o[1].shape[1..],
+        _ => &i[5].shape[..],
+    };
+    let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, state).map_err(|e| Error::shape(op.name(), e))?;
     if t == 0 {
         return Ok(());
     }
@@ -157,7 +180,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
             launch(
                 b,
                 &key,
-                b.source("gdn_recurrent.wgsl"),
+                &recurrent_src(b, "gdn_recurrent.wgsl"),
                 &consts,
                 bytemuck::bytes_of(&p),
                 &tensors,
@@ -224,11 +247,53 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
                 nv * ntiles,
             )
         }
+        Op::GdnBatch => {
+            let ntiles = dv.div_ceil(TJ_REC);
+            p.n = ntiles as u32;
+            let (s, slots) = (i[5].shape[0], o[1].shape[0]);
+            let bp = BatchParams {
+                base: p,
+                s: s as u32,
+                slots: slots as u32,
+                pad: [0; 2],
+            };
+            bindings.extend([
+                read("seqs", DType::U32),
+                write("o", o[0].dtype),
+                write("state", DType::F32),
+            ]);
+            let key = KernelKey {
+                entry: "gdn_batch",
+                bindings,
+                variant: format!("dk{dk}"),
+            };
+            let consts = [
+                ("DK", format!("{dk}u")),
+                ("NT", format!("{NT}u")),
+                ("TJ", format!("{TJ_REC}u")),
+                ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
+            ];
+            let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]];
+            launch(
+                b,
+                &key,
+                &recurrent_src(b, "gdn_batch.wgsl"),
+                &consts,
+                bytemuck::bytes_of(&bp),
+                &tensors,
+                s * nv * ntiles,
+            )
+        }
         _ => unreachable!("gdn::record got {}", op.name()),
     }
 }
 
-/// One of the three kernels: gdn.wgsl's helpers, then `src`; `groups` workgroups.
+/// A recurrent entry (`file`) after the body they share.
+fn recurrent_src(b: &WgpuBackend, file: &str) -> String {
+    format!("{}\n{}", b.source("gdn_recurrent_tile.wgsl"), b.source(file))
+}
+
+/// One of the kernels: gdn.wgsl's helpers, then `src`; `groups` workgroups.
 fn launch(
     b: &WgpuBackend,
     key: &KernelKey,

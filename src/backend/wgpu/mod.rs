@@ -78,8 +78,8 @@ impl Backend for WgpuBackend {
             Op::Attention { .. } => attention::supports(self, desc),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::supports(self, desc),
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::supports(self, desc),
-            Op::CausalConv1d | Op::CausalConv1dUpdate => causal_conv1d::supports(self, desc),
-            Op::GdnRecurrent | Op::GdnChunked => gdn::supports(self, desc),
+            Op::CausalConv1d | Op::CausalConv1dUpdate | Op::CausalConv1dBatch => causal_conv1d::supports(self, desc),
+            Op::GdnRecurrent | Op::GdnChunked | Op::GdnBatch => gdn::supports(self, desc),
             Op::RmsNormGated { .. } => rms_norm_gated::supports(self, desc),
             Op::GatedAttention { .. } => gated_attention::supports(self, desc),
             Op::KvWrite => kv_write::supports(self, desc),
@@ -120,8 +120,10 @@ impl Backend for WgpuBackend {
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::record(self, op, inputs, outputs),
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::record(self, op, inputs, outputs),
-            Op::CausalConv1d | Op::CausalConv1dUpdate => causal_conv1d::record(self, op, inputs, outputs),
-            Op::GdnRecurrent | Op::GdnChunked => gdn::record(self, op, inputs, outputs),
+            Op::CausalConv1d | Op::CausalConv1dUpdate | Op::CausalConv1dBatch => {
+                causal_conv1d::record(self, op, inputs, outputs)
+            }
+            Op::GdnRecurrent | Op::GdnChunked | Op::GdnBatch => gdn::record(self, op, inputs, outputs),
             Op::RmsNormGated { .. } => rms_norm_gated::record(self, op, inputs, outputs),
             Op::GatedAttention { .. } => gated_attention::record(self, op, inputs, outputs),
             Op::KvWrite => kv_write::record(self, op, inputs, outputs),

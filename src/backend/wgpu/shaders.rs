@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 56] = [
+pub const FILES: [(&str, &str); 59] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -35,6 +35,10 @@ pub const FILES: [(&str, &str); 56] = [
         "causal_conv1d.wgsl",
         include_str!("../../../shaders/causal_conv1d.wgsl"),
     ),
+    (
+        "causal_conv1d_batch.wgsl",
+        include_str!("../../../shaders/causal_conv1d_batch.wgsl"),
+    ),
     ("common.wgsl", include_str!("../../../shaders/common.wgsl")),
     ("convert.wgsl", include_str!("../../../shaders/convert.wgsl")),
     ("elementwise.wgsl", include_str!("../../../shaders/elementwise.wgsl")),
@@ -52,6 +56,7 @@ pub const FILES: [(&str, &str); 56] = [
         include_str!("../../../shaders/gated_attention_prefill.wgsl"),
     ),
     ("gdn.wgsl", include_str!("../../../shaders/gdn.wgsl")),
+    ("gdn_batch.wgsl", include_str!("../../../shaders/gdn_batch.wgsl")),
     (
         "gdn_chunk_prep.wgsl",
         include_str!("../../../shaders/gdn_chunk_prep.wgsl"),
@@ -63,6 +68,10 @@ pub const FILES: [(&str, &str); 56] = [
     (
         "gdn_recurrent.wgsl",
         include_str!("../../../shaders/gdn_recurrent.wgsl"),
+    ),
+    (
+        "gdn_recurrent_tile.wgsl",
+        include_str!("../../../shaders/gdn_recurrent_tile.wgsl"),
     ),
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),

@@ -6,6 +6,7 @@ mod elementwise;
 mod embedding;
 mod gated_attention;
 mod gdn;
+pub mod gdn_batch;
 mod linear;
 mod min_p;
 pub mod paged_attention;
@@ -38,6 +39,7 @@ pub fn all() -> Vec<Case> {
     v.extend(paged_attention::cases());
     v.extend(penalties::cases());
     v.extend(min_p::cases());
+    v.extend(gdn_batch::cases());
     v
 }
 

@@ -1,0 +1,300 @@
+//! Qwen3.5 in the batched engine: one forward over a packed batch of sequences (model/paged.rs's
+//! `Batch`), the full-attention layers over the paged KV pools, the linear-attention layers over
+//! per-sequence state slots.
+//!
+//! KV pools: only the full-attention layers have keys, so `kv_pools` allocates one K/V pair per
+//! full layer, and full layer `li` uses pool `full_layer_pool(li)` = the number of full layers
+//! before it (the tiny model's layers [linear, linear, linear, full] -> layer 3 uses pool 0).
+//! State slots (`HybridState`): per linear layer a conv pool [max_seqs, K-1, conv_dim] and a
+//! recurrent pool [max_seqs, nv, dk, dv], f32; a sequence keeps its slot for as long as it runs,
+//! and the step's descriptor (`op::state_seq_words`: first row, count, slot, fresh) tells the ops
+//! whose state each row continues. A chunk starting at position 0 starts fresh (the slot's old
+//! contents are never read, so a slot needs no clearing when it changes hands).
+//! Every op of the step computes a row from that row's own sequence only (paged attention by its
+//! block table, the state ops by its slot, the rest row by row), so a sequence's logits do not
+//! depend on what else is in the batch; the state ops run the recurrent form for every token, so
+//! neither do they depend on how its prompt was chunked (tests/qwen3_5_paged.rs).
+use super::{hybrid, lm_head, Mixer, Weights};
+use crate::backend::Backend;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::model::config::{Config, Dims, LayerType};
+use crate::model::paged::{Batch, KvPools};
+use crate::op::Op;
+use crate::tensor::Tensor;
+
+/// Pools for the full-attention layers only (`full_layer_pool` maps a layer to its pool).
+pub fn kv_pools(c: &Config, dev: &dyn Backend, num_blocks: usize, block_size: usize, dtype: DType) -> Result<KvPools> {
+    let full = hybrid(c)?.layer_types.iter().filter(|t| **t == LayerType::Full).count();
+    KvPools::for_layers(c, dev, full, num_blocks, block_size, dtype)
+}
+
+/// The KV pool of layer `li`: the number of full-attention layers before it (None for a linear
+/// layer).
+pub fn full_layer_pool(c: &Config, li: usize) -> Option<usize> {
+    let types = &c.hybrid.as_ref()?.layer_types;
+    match types.get(li)? {
+        LayerType::Full => Some(types[..li].iter().filter(|t| **t == LayerType::Full).count()),
+        LayerType::Linear => None,
+    }
+}
+
+/// The linear-attention layers' state slots for up to `max_seqs` running sequences: per linear
+/// layer (in layer order) a conv pool and a recurrent pool.
+pub struct HybridState {
+    pub max_seqs: usize,
+    /// [max_seqs, K-1, conv_dim] f32 per linear layer
+    pub conv: Vec<Tensor>,
+    /// [max_seqs, nv, dk, dv] f32 per linear layer
+    pub rec: Vec<Tensor>,
+}
+
+impl HybridState {
+    pub fn new(c: &Config, dev: &dyn Backend, max_seqs: usize) -> Result<HybridState> {
+        let h = hybrid(c)?;
+        let (mut conv, mut rec) = (Vec::new(), Vec::new());
+        for _ in h.layer_types.iter().filter(|t| **t == LayerType::Linear) {
+            conv.push(dev.alloc(DType::F32, &[max_seqs, h.linear_conv_kernel_dim - 1, h.conv_dim()])?);
+            rec.push(dev.alloc(
+                DType::F32,
+                &[
+                    max_seqs,
+                    h.linear_num_value_heads,
+                    h.linear_key_head_dim,
+                    h.linear_value_head_dim,
+                ],
+            )?);
+        }
+        Ok(HybridState { max_seqs, conv, rec })
+    }
+}
+
+/// Scratch tensors of a batched step, allocated once for `t_max` tokens and `r_max` sampled rows;
+/// each step uses their first rows.
+pub struct HybridWorkspace {
+    pub t_max: usize,
+    pub r_max: usize,
+    x: [Tensor; 2],
+    h: Tensor,
+    mix: Tensor,
+    // linear attention
+    qkv: Tensor,
+    conv: Tensor,
+    z: Tensor,
+    b: Tensor,
+    a: Tensor,
+    core: Tensor,
+    normed: Tensor,
+    // full attention
+    qg: Tensor,
+    k: Tensor,
+    v: Tensor,
+    att: Tensor,
+    // MLP
+    gate: Tensor,
+    up: Tensor,
+    act: Tensor,
+    /// the sampled rows of x, then their final norm, [r_max, D]
+    xs: Tensor,
+    hs: Tensor,
+    /// [r_max, V]
+    pub logits: Tensor,
+    /// [r_max] u32: the argmax of each logits row
+    pub next: Tensor,
+}
+
+impl HybridWorkspace {
+    pub fn new(c: &Config, dev: &dyn Backend, t_max: usize, r_max: usize) -> Result<HybridWorkspace> {
+        let hc = hybrid(c)?;
+        let Dims { d, f, hq, hkv, dh, v } = c.dims();
+        let (nv, dv, cd) = (hc.linear_num_value_heads, hc.linear_value_head_dim, hc.conv_dim());
+        let a = |s: &[usize]| dev.alloc(DType::F32, s);
+        Ok(HybridWorkspace {
+            t_max,
+            r_max,
+            x: [a(&[t_max, d])?, a(&[t_max, d])?],
+            h: a(&[t_max, d])?,
+            mix: a(&[t_max, d])?,
+            qkv: a(&[t_max, cd])?,
+            conv: a(&[t_max, cd])?,
+            z: a(&[t_max, nv, dv])?,
+            b: a(&[t_max, nv])?,
+            a: a(&[t_max, nv])?,
+            core: a(&[t_max, nv, dv])?,
+            normed: a(&[t_max, nv, dv])?,
+            qg: a(&[t_max, hq, 2 * dh])?,
+            k: a(&[t_max, hkv, dh])?,
+            v: a(&[t_max, hkv, dh])?,
+            att: a(&[t_max, hq, dh])?,
+            gate: a(&[t_max, f])?,
+            up: a(&[t_max, f])?,
+            act: a(&[t_max, f])?,
+            xs: a(&[r_max, d])?,
+            hs: a(&[r_max, d])?,
+            logits: a(&[r_max, v])?,
+            next: dev.alloc(DType::U32, &[r_max])?,
+        })
+    }
+}
+
+/// Records one batched step: `b`'s T tokens of S sequences through every layer, the full layers
+/// over `pools` (through `b`'s block tables), the linear layers over `state` (through
+/// `state_seqs` [S, 4], `op::state_seq_words`), and the logits of `b`'s sample rows into
+/// `ws.logits` [R, V]. The same layer math as `qwen3_5::forward`, with the per-sequence ops.
+#[allow(clippy::too_many_arguments)]
+pub fn forward_paged(
+    w: &Weights,
+    ws: &HybridWorkspace,
+    pools: &KvPools,
+    state: &HybridState,
+    b: &Batch,
+    state_seqs: &Tensor,
+    c: &Config,
+    dev: &dyn Backend,
+) -> Result<()> {
+    let hc = hybrid(c)?;
+    let (t, Dims { d, f, hq, hkv, dh, v }) = (b.t, c.dims());
+    let (nv, dv, cd) = (hc.linear_num_value_heads, hc.linear_value_head_dim, hc.conv_dim());
+    if t > ws.t_max || b.r > ws.r_max {
+        return Err(Error::Other(format!(
+            "batch of {t} tokens / {} sampled rows exceeds the workspace's {} / {}",
+            b.r, ws.t_max, ws.r_max
+        )));
+    }
+    let rows = |x: &Tensor, shape: &[usize]| x.view(0, shape);
+    let (x, x2) = (rows(&ws.x[0], &[t, d])?, rows(&ws.x[1], &[t, d])?);
+    let (h, mix) = (rows(&ws.h, &[t, d])?, rows(&ws.mix, &[t, d])?);
+    let (qkv_t, conv_t) = (rows(&ws.qkv, &[t, cd])?, rows(&ws.conv, &[t, cd])?);
+    let (z, core, normed) = (
+        rows(&ws.z, &[t, nv, dv])?,
+        rows(&ws.core, &[t, nv, dv])?,
+        rows(&ws.normed, &[t, nv, dv])?,
+    );
+    let (bt, at) = (rows(&ws.b, &[t, nv])?, rows(&ws.a, &[t, nv])?);
+    let qg = rows(&ws.qg, &[t, hq, 2 * dh])?;
+    let (k, vv) = (rows(&ws.k, &[t, hkv, dh])?, rows(&ws.v, &[t, hkv, dh])?);
+    let att = rows(&ws.att, &[t, hq, dh])?;
+    let (gate, up, act) = (
+        rows(&ws.gate, &[t, f])?,
+        rows(&ws.up, &[t, f])?,
+        rows(&ws.act, &[t, f])?,
+    );
+    // every norm of the decoder is x̂ (1 + w); the linear attention's output norm is gated
+    let norm = Op::RmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: true,
+    };
+    let attention = Op::PagedGatedAttention {
+        scale: 1.0 / (dh as f32).sqrt(),
+        block_size: pools.block_size,
+        eps: c.rms_norm_eps,
+        rotary_dim: hc.rotary_dim,
+    };
+    // 1. x = embed[ids]                                                        [T, D]
+    match w.embed.as_slice() {
+        [(0, table)] => dev.run(&Op::Embedding, &[table, &b.ids], &[&x])?,
+        shards => {
+            for (first, table) in shards {
+                dev.run(&Op::EmbeddingShard { first: *first }, &[table, &b.ids], &[&x])?;
+            }
+        }
+    }
+    let mut linear = 0;
+    for (li, l) in w.layers.iter().enumerate() {
+        // 2. h = rmsnorm(x)
+        dev.run(&norm, &[&x, &l.in_norm], &[&h])?;
+        match &l.mixer {
+            Mixer::Linear {
+                qkv,
+                z: zw,
+                b: bw,
+                a: aw,
+                conv,
+                a_log,
+                dt_bias,
+                norm: gnorm,
+                out,
+            } => {
+                let (cs, rs) = match (state.conv.get(linear), state.rec.get(linear)) {
+                    (Some(cs), Some(rs)) => (cs, rs),
+                    _ => {
+                        return Err(Error::Other(format!(
+                            "layer {li}: the hybrid state has {} linear layers",
+                            state.conv.len()
+                        )))
+                    }
+                };
+                linear += 1;
+                // 3. qkv, z, b, a = h Wᵀ                                    [T, conv_dim], [T, nv*dv], [T, nv]
+                dev.run(&Op::Linear, &[&h, qkv], &[&qkv_t])?;
+                dev.run(&Op::Linear, &[&h, zw], &[&z.reshape(&[t, nv * dv])?])?;
+                dev.run(&Op::Linear, &[&h, bw], &[&bt])?;
+                dev.run(&Op::Linear, &[&h, aw], &[&at])?;
+                // 4. causal conv1d + SiLU, each sequence over [its slot's conv state | its rows]
+                dev.run(&Op::CausalConv1dBatch, &[&qkv_t, conv, state_seqs], &[&conv_t, cs])?;
+                // 5. gated delta rule, each sequence from its slot's recurrent state   [T, nv, dv]
+                dev.run(
+                    &Op::GdnBatch,
+                    &[&conv_t, &bt, &at, a_log, dt_bias, state_seqs],
+                    &[&core, rs],
+                )?;
+                // 6. gated RMSNorm per value head, then out_proj              [T, D]
+                dev.run(
+                    &Op::RmsNormGated { eps: c.rms_norm_eps },
+                    &[&core, &z, gnorm],
+                    &[&normed],
+                )?;
+                dev.run(&Op::Linear, &[&normed.reshape(&[t, nv * dv])?, out], &[&mix])?;
+            }
+            Mixer::Full {
+                q,
+                k: kw,
+                v: vw,
+                o,
+                q_norm,
+                k_norm,
+            } => {
+                let pool = full_layer_pool(c, li)
+                    .filter(|&p| p < pools.k.len())
+                    .ok_or_else(|| Error::Other(format!("layer {li}: no KV pool for this full-attention layer")))?;
+                // 3. qg (query | gate per head), k, v = h Wᵀ                [T, Hq, 2Dh], [T, Hkv, Dh]
+                dev.run(&Op::Linear, &[&h, q], &[&qg.reshape(&[t, hq * 2 * dh])?])?;
+                dev.run(&Op::Linear, &[&h, kw], &[&k.reshape(&[t, hkv * dh])?])?;
+                dev.run(&Op::Linear, &[&h, vw], &[&vv.reshape(&[t, hkv * dh])?])?;
+                // 4. q/k norm and partial RoPE at each token's position, k/v into the pools,
+                //    attention through the block tables, * sigmoid(gate): one op
+                dev.run(
+                    &attention,
+                    &[
+                        &qg,
+                        &k,
+                        &vv,
+                        q_norm,
+                        k_norm,
+                        &w.rope.cos,
+                        &w.rope.sin,
+                        &b.block_tables,
+                        &b.seqs,
+                    ],
+                    &[&att, &pools.k[pool], &pools.v[pool]],
+                )?;
+                // 5. o_proj                                                   [T, D]
+                dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, o], &[&mix])?;
+            }
+        }
+        // 7. x2 = x + mixer; x = x2 + down(silu(gate(h)) * up(h)), h = rmsnorm(x2)
+        dev.run(&Op::Add, &[&x, &mix], &[&x2])?;
+        dev.run(&norm, &[&x2, &l.post_norm], &[&h])?;
+        dev.run(&Op::Linear, &[&h, &l.gate], &[&gate])?;
+        dev.run(&Op::Linear, &[&h, &l.up], &[&up])?;
+        dev.run(&Op::SwiGlu, &[&gate, &up], &[&act])?;
+        dev.run(&Op::Linear, &[&act, &l.down], &[&mix])?;
+        dev.run(&Op::Add, &[&x2, &mix], &[&x])?;
+    }
+    // 8. the sampled rows of x (an embedding lookup with x as the table), the final norm, the LM
+    //    head (tied: the embedding matrix)
+    let (xs, hs) = (rows(&ws.xs, &[b.r, d])?, rows(&ws.hs, &[b.r, d])?);
+    dev.run(&Op::Embedding, &[&x, &b.sample_rows], &[&xs])?;
+    dev.run(&norm, &[&xs, &w.final_norm], &[&hs])?;
+    lm_head(w, dev, &hs, &rows(&ws.logits, &[b.r, v])?)
+}
