@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::model::arch::Weights;
 use crate::model::paged::{Batch, BatchWorkspace, KvPools};
 use crate::model::qwen3;
+use crate::model::qwen3_5::paged::{self as hybrid, HybridState, HybridWorkspace};
 use crate::op::Op;
 use crate::tensor::Tensor;
 use std::collections::HashMap;
@@ -84,11 +85,31 @@ struct PlanBuffers {
     max_blocks: usize,
 }
 
+/// What the family's batched forward needs besides the pools: the dense family's workspace, or the
+/// hybrid family's workspace, recurrent-state slots and per-step state descriptor [max_seqs, 4].
+enum Family {
+    Dense(BatchWorkspace),
+    Hybrid {
+        ws: HybridWorkspace,
+        state: HybridState,
+        state_seqs: Tensor,
+    },
+}
+
+impl Family {
+    fn logits_and_next(&self) -> (&Tensor, &Tensor) {
+        match self {
+            Family::Dense(ws) => (&ws.logits, &ws.next),
+            Family::Hybrid { ws, .. } => (&ws.logits, &ws.next),
+        }
+    }
+}
+
 pub struct ServeEngine {
     pub engine: Engine,
     sched: Scheduler,
     pools: KvPools,
-    ws: BatchWorkspace,
+    family: Family,
     bufs: PlanBuffers,
     steps: u64,
     tokens_fed: u64,
@@ -115,13 +136,6 @@ impl ServeEngine {
     /// The serving engine over a loaded model. Refuses a family without a batched forward by name.
     pub fn new(engine: Engine, opts: &ServeOptions) -> Result<ServeEngine> {
         let c = &engine.cfg;
-        if let Weights::Qwen3_5(_) = engine.weights {
-            return Err(Error::Other(format!(
-                "serving {} (Gated DeltaNet hybrid) in batches is not implemented yet: its recurrent state \
-                 needs per-sequence slots",
-                c.model_type
-            )));
-        }
         let geo = KvGeometry::from_config(c, opts.kv_dtype, opts.block_size)?;
         let max_len = engine.max_ctx;
         let need = geo.bytes_per_token() * (opts.max_seqs.max(1) * max_len) as u64 + geo.bytes_per_block();
@@ -138,9 +152,21 @@ impl ServeEngine {
         }
         let sched = Scheduler::new(sc)?;
         let dev = engine.dev.as_ref();
-        let pools = KvPools::new(c, dev, num_blocks, opts.block_size, opts.kv_dtype)?;
         let t_max = opts.max_batch_tokens.max(opts.max_seqs);
-        let ws = BatchWorkspace::new(c, dev, t_max, opts.max_seqs)?;
+        let (pools, family) = match &engine.weights {
+            Weights::Qwen3(_) => (
+                KvPools::new(c, dev, num_blocks, opts.block_size, opts.kv_dtype)?,
+                Family::Dense(BatchWorkspace::new(c, dev, t_max, opts.max_seqs)?),
+            ),
+            Weights::Qwen3_5(_) => (
+                hybrid::kv_pools(c, dev, num_blocks, opts.block_size, opts.kv_dtype)?,
+                Family::Hybrid {
+                    ws: HybridWorkspace::new(c, dev, t_max, opts.max_seqs)?,
+                    state: HybridState::new(c, dev, opts.max_seqs)?,
+                    state_seqs: dev.alloc(DType::U32, &[opts.max_seqs, crate::op::STATE_SEQ_FIELDS])?,
+                },
+            ),
+        };
         let max_blocks = max_len.div_ceil(opts.block_size);
         let u = |n: usize| dev.alloc(DType::U32, &[n.max(1)]);
         let bufs = PlanBuffers {
@@ -164,7 +190,7 @@ impl ServeEngine {
             engine,
             sched,
             pools,
-            ws,
+            family,
             bufs,
             steps: 0,
             tokens_fed: 0,
@@ -248,9 +274,22 @@ impl ServeEngine {
         if r > 0 {
             dev.upload(&batch.sample_rows, &u32s(&rows))?;
         }
-        match &self.engine.weights {
-            Weights::Qwen3(w) => qwen3::forward_paged(w, &self.ws, &self.pools, &batch, &self.engine.cfg, dev)?,
-            Weights::Qwen3_5(_) => unreachable!("refused in ServeEngine::new"),
+        let c = &self.engine.cfg;
+        match (&self.engine.weights, &self.family) {
+            (Weights::Qwen3(w), Family::Dense(ws)) => qwen3::forward_paged(w, ws, &self.pools, &batch, c, dev)?,
+            (Weights::Qwen3_5(w), Family::Hybrid { ws, state, state_seqs }) => {
+                // per sequence: its rows, its state slot, and whether its chunk starts it afresh
+                let words: Vec<u32> = plan
+                    .seqs
+                    .iter()
+                    .zip(seqs.chunks(3))
+                    .flat_map(|(q, d)| [d[0], d[1], q.state_slot as u32, (q.positions[0] == 0) as u32])
+                    .collect();
+                let sv = state_seqs.view(0, &[s, crate::op::STATE_SEQ_FIELDS])?;
+                dev.upload(&sv, &u32s(&words))?;
+                hybrid::forward_paged(w, ws, &self.pools, state, &batch, &sv, c, dev)?
+            }
+            _ => unreachable!("the family's buffers follow its weights"),
         }
         self.steps += 1;
         self.tokens_fed += t as u64;
@@ -258,8 +297,9 @@ impl ServeEngine {
         let mut extra: HashMap<RequestId, (Option<f64>, Vec<(u32, f64)>)> = HashMap::new();
         if r > 0 {
             let v = self.engine.cfg.vocab_size;
-            let logits = self.ws.logits.view(0, &[r, v])?;
-            let next = self.ws.next.view(0, &[r])?;
+            let (logits_t, next_t) = self.family.logits_and_next();
+            let logits = logits_t.view(0, &[r, v])?;
+            let next = next_t.view(0, &[r])?;
             dev.run(&Op::Argmax, &[&logits], &[&next])?;
             let argmax = dev.download(&next)?;
             let mut row = 0;
@@ -268,7 +308,7 @@ impl ServeEngine {
                 let mut tok = u32::from_le_bytes(argmax[row * 4..row * 4 + 4].try_into().unwrap());
                 let sampling = token_sampling(p, q.generated);
                 if !sampling.is_greedy() || p.logprobs.is_some() {
-                    let bytes = dev.download(&self.ws.logits.view(row * v, &[1, v])?)?;
+                    let bytes = dev.download(&logits_t.view(row * v, &[1, v])?)?;
                     let l = DType::F32.decode_f32(&bytes);
                     if !sampling.is_greedy() {
                         tok = Sampler::new(sampling).sample(&l);

@@ -5,7 +5,7 @@
 //! conv state and a recurrent state; the others are full attention with an output gate and a KV
 //! cache. Weights stay in their file dtype on the device; activations, caches and states are f32.
 //! The math is tools/oracle/gdn_reference.py's (transformers 5.24, modeling_qwen3_5.py).
-mod paged;
+pub mod paged;
 mod state;
 
 pub use paged::{forward_paged, full_layer_pool, kv_pools, HybridState, HybridWorkspace};
