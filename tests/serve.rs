@@ -38,12 +38,41 @@ fn device(name: &str) -> Option<Box<dyn Backend>> {
 
 const CTX: usize = 256;
 
-fn serve(model: &Path, dev: &str, opts: &ServeOptions) -> Result<ServeEngine, String> {
-    let dev = device(dev).ok_or_else(|| format!("device {dev} vanished"))?;
-    let mut e = Engine::load(model, dev, CTX, &mut |_, _| {}).map_err(|e| e.to_string())?;
-    // the battery generates its n tokens whatever they are, EOS included
-    e.eos.clear();
-    ServeEngine::new(e, opts).map_err(|e| e.to_string())
+/// The model loaded once per (model, device) and handed from one scenario's engine to the next.
+struct Model {
+    path: PathBuf,
+    dev: String,
+    engine: Option<Engine>,
+}
+
+impl Model {
+    fn load(path: &Path, dev: &str) -> Result<Model, String> {
+        let d = device(dev).ok_or_else(|| format!("device {dev} vanished"))?;
+        let mut e = Engine::load(path, d, CTX, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        // the battery generates its n tokens whatever they are, EOS included
+        e.eos.clear();
+        Ok(Model {
+            path: path.to_path_buf(),
+            dev: dev.to_string(),
+            engine: Some(e),
+        })
+    }
+
+    /// Runs `f` on a serving engine over the model with `opts`.
+    fn with<T>(
+        &mut self,
+        opts: &ServeOptions,
+        f: impl FnOnce(&mut ServeEngine) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let e = match self.engine.take() {
+            Some(e) => e,
+            None => Model::load(&self.path, &self.dev)?.engine.take().unwrap(),
+        };
+        let mut s = ServeEngine::new(e, opts).map_err(|e| e.to_string())?;
+        let r = f(&mut s);
+        self.engine = Some(s.into_engine());
+        r
+    }
 }
 
 fn f32_kv() -> ServeOptions {
@@ -111,18 +140,13 @@ fn run(
     Ok(out)
 }
 
-fn alone(
-    model: &Path,
-    dev: &str,
-    prompts: &[Vec<u32>],
-    n: usize,
-    opts: &ServeOptions,
-) -> Result<Vec<Vec<u32>>, String> {
-    let mut s = serve(model, dev, opts)?;
-    prompts
-        .iter()
-        .map(|p| run(&mut s, std::slice::from_ref(p), n, &|_| 0, None).map(|mut v| v.remove(0)))
-        .collect()
+fn alone(m: &mut Model, prompts: &[Vec<u32>], n: usize, opts: &ServeOptions) -> Result<Vec<Vec<u32>>, String> {
+    m.with(opts, |s| {
+        prompts
+            .iter()
+            .map(|p| run(s, std::slice::from_ref(p), n, &|_| 0, None).map(|mut v| v.remove(0)))
+            .collect()
+    })
 }
 
 fn same(what: &str, want: &[Vec<u32>], got: &[Vec<u32>]) -> Result<(), String> {
@@ -139,23 +163,43 @@ fn same(what: &str, want: &[Vec<u32>], got: &[Vec<u32>]) -> Result<(), String> {
     Ok(())
 }
 
-fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result<String, String> {
+/// Every scenario of one model on one device, `alone` first (the others compare with it).
+fn scenarios(m: &golden::Manifest, path: &Path, dev: &str) -> Result<(), String> {
+    let mut model = Model::load(path, dev)?;
     // the battery's prompts and token count, and the tokens each prompt gets alone (checked against
     // the oracle on the way)
     let mut battery = (Vec::new(), 0);
+    let t0 = std::time::Instant::now();
     let (solo, summary) = model_gate::greedy_with(m, &mut |prompts, n| {
         battery = (prompts.to_vec(), n);
-        alone(model, dev, prompts, n, &f32_kv())
+        alone(&mut model, prompts, n, &f32_kv())
     })?;
     let (prompts, n) = battery;
-    let seed = wgllm::util::seed(&format!("{}/{name}/{dev}", m.case));
-    let mut rng = Rng::new(seed);
+    model_gate::check_anchor(&root().join("tests/anchors"), &m.case, dev, &solo, false)
+        .map_err(|e| format!("alone: {e}"))?;
+    println!(
+        "    alone     {summary}; equal to the device's anchor ({:.1}s)",
+        t0.elapsed().as_secs_f64()
+    );
+    for name in ["batched", "preempted", "prefix", "aborted", "kv_f16"] {
+        let t0 = std::time::Instant::now();
+        let r = scenario(name, m, &mut model, &prompts, n, &solo).map_err(|e| format!("{name}: {e}"))?;
+        println!("    {name:<9} {r} ({:.1}s)", t0.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+fn scenario(
+    name: &str,
+    m: &golden::Manifest,
+    model: &mut Model,
+    prompts: &[Vec<u32>],
+    n: usize,
+    solo: &[Vec<u32>],
+) -> Result<String, String> {
+    let path = model.path.clone();
+    let mut rng = Rng::new(wgllm::util::seed(&format!("{}/{name}/{}", m.case, model.dev)));
     match name {
-        "alone" => {
-            let anchors = root().join("tests/anchors");
-            model_gate::check_anchor(&anchors, &m.case, dev, &solo, false)?;
-            Ok(format!("{summary}; equal to the device's anchor"))
-        }
         "batched" => {
             let budget = 5 + (rng.next_u64() % 36) as usize;
             let opts = ServeOptions {
@@ -163,9 +207,8 @@ fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result
                 max_seqs: budget.min(16),
                 ..f32_kv()
             };
-            let mut s = serve(model, dev, &opts)?;
-            let got = run(&mut s, &prompts, n, &|i| if i < 4 { 0 } else { i - 3 }, None)?;
-            same("batched", &solo, &got)?;
+            let got = model.with(&opts, |s| run(s, prompts, n, &|i| i.saturating_sub(3), None))?;
+            same("batched", solo, &got)?;
             Ok(format!(
                 "{} prompts, budget {budget} tokens a step, staggered: same tokens",
                 prompts.len()
@@ -175,22 +218,35 @@ fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result
             // room for about two sequences at once
             let longest = prompts.iter().map(|p| p.len()).max().unwrap_or(0) + n;
             let blocks = 2 * longest.div_ceil(16) + 1;
-            let g = wgllm::serve::KvGeometry::from_config(&s_cfg(model)?, DType::F32, 16).map_err(|e| e.to_string())?;
+            let g = wgllm::serve::KvGeometry::from_config(&s_cfg(&path)?, DType::F32, 16).map_err(|e| e.to_string())?;
             let opts = ServeOptions {
                 kv_memory: KvMemory::Bytes(blocks as u64 * g.bytes_per_block()),
                 max_batch_tokens: 32,
                 ..f32_kv()
             };
-            let mut s = serve(model, dev, &opts)?;
-            let got = run(&mut s, &prompts, n, &|_| 0, None)?;
-            let pre = s.stats().preemptions;
+            let (got, pre) = model.with(&opts, |s| {
+                Ok((run(s, prompts, n, &|_| 0, None)?, s.stats().preemptions))
+            })?;
             if pre == 0 {
                 return Err(format!("{blocks} blocks and no preemption"));
             }
-            same("preempted", &solo, &got)?;
+            same("preempted", solo, &got)?;
             Ok(format!("{blocks} blocks, {pre} preemptions: same tokens"))
         }
         "prefix" => {
+            let on = ServeOptions {
+                prefix_caching: Some(true),
+                max_batch_tokens: 24,
+                ..f32_kv()
+            };
+            if s_cfg(&path)?.hybrid.is_some() {
+                // recurrent state cannot be restored from a shared KV block: refused by name
+                return match model.with(&on, |_| Ok(())) {
+                    Err(e) if e.contains("prefix caching is not supported for") => Ok(format!("refused: {e}")),
+                    Err(e) => Err(format!("refused, but not by name: {e}")),
+                    Ok(_) => Err("prefix caching accepted for a hybrid model".into()),
+                };
+            }
             let shared: Vec<u32> = prompts.iter().flatten().copied().take(32).collect();
             let with: Vec<Vec<u32>> = prompts
                 .iter()
@@ -201,23 +257,8 @@ fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result
                 prefix_caching: Some(false),
                 ..f32_kv()
             };
-            let want = alone(model, dev, &with, n, &off)?;
-            let on = ServeOptions {
-                prefix_caching: Some(true),
-                max_batch_tokens: 24,
-                ..f32_kv()
-            };
-            if s_cfg(model)?.hybrid.is_some() {
-                // recurrent state cannot be restored from a shared KV block: refused by name
-                return match serve(model, dev, &on) {
-                    Err(e) if e.contains("prefix caching is not supported for") => Ok(format!("refused: {e}")),
-                    Err(e) => Err(format!("refused, but not by name: {e}")),
-                    Ok(_) => Err("prefix caching accepted for a hybrid model".into()),
-                };
-            }
-            let mut s = serve(model, dev, &on)?;
-            let got = run(&mut s, &with, n, &|i| 2 * i, None)?;
-            let st = s.stats();
+            let want = alone(model, &with, n, &off)?;
+            let (got, st) = model.with(&on, |s| Ok((run(s, &with, n, &|i| 2 * i, None)?, s.stats())))?;
             if st.prefix_hits == 0 {
                 return Err("prompts sharing a 32-token prefix and no prefix-cache hit".into());
             }
@@ -228,11 +269,10 @@ fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result
             ))
         }
         "aborted" => {
-            let mut s = serve(model, dev, &f32_kv())?;
-            let got = run(&mut s, &prompts, n, &|_| 0, Some((1, n / 2)))?;
+            let got = model.with(&f32_kv(), |s| run(s, prompts, n, &|_| 0, Some((1, n / 2))))?;
             let others: Vec<usize> = (0..prompts.len()).filter(|&i| i != 1).collect();
             let pick = |v: &[Vec<u32>]| others.iter().map(|&i| v[i].clone()).collect::<Vec<_>>();
-            same("aborted", &pick(&solo), &pick(&got))?;
+            same("aborted", &pick(solo), &pick(&got))?;
             Ok(format!(
                 "request 1 aborted at step {}: blocks freed, the others' tokens unchanged",
                 n / 2
@@ -243,7 +283,7 @@ fn scenario(name: &str, m: &golden::Manifest, model: &Path, dev: &str) -> Result
                 kv_dtype: DType::F16,
                 ..f32_kv()
             };
-            let (_, summary) = model_gate::greedy_with(m, &mut |prompts, n| alone(model, dev, prompts, n, &opts))?;
+            let (_, summary) = model_gate::greedy_with(m, &mut |prompts, n| alone(model, prompts, n, &opts))?;
             Ok(format!("KV in f16: {summary}"))
         }
         _ => unreachable!(),
@@ -276,24 +316,17 @@ fn main() -> std::process::ExitCode {
         let model = model_gate::model_path(&m, &root());
         let m = Arc::new(m);
         for dev in &names {
-            for sc in ["alone", "batched", "preempted", "prefix", "aborted", "kv_f16"] {
-                let name = format!("serve::{}::{sc}::{dev}", m.case);
-                let (m, model, dev) = (m.clone(), model.clone(), dev.clone());
-                trials.push(Trial::ignorable_test(name, move || {
-                    let model = match model {
-                        Ok(p) => p,
-                        Err(why) if !require => return Ok(Completion::ignored_with(format!("skipped: {why}"))),
-                        Err(why) => return Err(Failed::from(why)),
-                    };
-                    match scenario(sc, &m, &model, &dev) {
-                        Ok(summary) => {
-                            println!("    {summary}");
-                            Ok(Completion::Completed)
-                        }
-                        Err(msg) => Err(Failed::from(msg)),
-                    }
-                }));
-            }
+            let name = format!("serve::{}::{dev}", m.case);
+            let (m, model, dev) = (m.clone(), model.clone(), dev.clone());
+            trials.push(Trial::ignorable_test(name, move || {
+                let model = match model {
+                    Ok(p) => p,
+                    Err(why) if !require => return Ok(Completion::ignored_with(format!("skipped: {why}"))),
+                    Err(why) => return Err(Failed::from(why)),
+                };
+                scenarios(&m, &model, &dev).map_err(Failed::from)?;
+                Ok(Completion::Completed)
+            }));
         }
     }
     let c = libtest_mimic::run(&args, trials);
