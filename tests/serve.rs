@@ -1,5 +1,6 @@
 //! The serving engine (src/serve/engine.rs) through the model gate's greedy battery, per golden
-//! model and device (cpu and every wgpu adapter): `serve::<case>::<scenario>::<device>`.
+//! model and device (cpu and every wgpu adapter): `serve::<case>::<device>` runs these in order,
+//! the model loaded once, a line each:
 //! - alone: each prompt by itself, KV in f32: the oracle's near-tie rule, and exactly the device's
 //!   anchor (the tokens the single-sequence engine records).
 //! - batched: every prompt at once with staggered arrivals and a small random token budget (so
