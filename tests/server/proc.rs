@@ -7,6 +7,12 @@ use std::time::{Duration, Instant};
 
 pub const KEY: &str = "sk-wgllm-test";
 
+/// The device the servers run on: `WGLLM_SERVER_DEVICE`, default `wgpu` (lavapipe in CI; a CPU
+/// Vulkan driver is never picked without --device).
+pub fn device() -> String {
+    std::env::var("WGLLM_SERVER_DEVICE").unwrap_or_else(|_| "wgpu".into())
+}
+
 pub struct Server {
     child: Child,
     pub addr: String,
@@ -17,7 +23,7 @@ impl Server {
     /// Starts `wgllm serve --port 0 ARGS` and waits until /health says ready.
     pub fn start(args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wgllm"))
-            .args(["serve", "--host", "127.0.0.1", "--port", "0"])
+            .args(["serve", "--host", "127.0.0.1", "--port", "0", "--device", &device()])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
