@@ -515,7 +515,18 @@ fn smollm2_chat_matches_run() -> Result<Completion, Failed> {
     let g = gguf.to_str().unwrap();
     let q = "What is the capital of France?";
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgllm"))
-        .args(["run", "--model", g, "--chat", q, "-n", "24", "--json", "--device", &proc::device()])
+        .args([
+            "run",
+            "--model",
+            g,
+            "--chat",
+            q,
+            "-n",
+            "24",
+            "--json",
+            "--device",
+            &proc::device(),
+        ])
         .output()
         .map_err(|e| e.to_string())?;
     let run: Value =

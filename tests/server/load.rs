@@ -30,7 +30,7 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 
 fn prompt(i: usize) -> (String, usize) {
     let words = ["the", "cat", "sat", "on", "a", "mat", "and", "then", "it", "slept"];
-    let len = [1, 3, 8, 17, 40, 90, 160, 300][i % 8];
+    let len = [1, 3, 8, 17, 40, 90, 160, 220][i % 8];
     let text: Vec<&str> = (0..len).map(|k| words[(k * 7 + i) % words.len()]).collect();
     (text.join(" "), [24, 8, 40, 16, 32, 12, 20, 28][i % 8])
 }
