@@ -38,6 +38,8 @@ pub mod quant;
 #[doc(hidden)]
 pub mod serve;
 #[doc(hidden)]
+pub mod server;
+#[doc(hidden)]
 pub mod tensor;
 #[doc(hidden)]
 pub mod util;

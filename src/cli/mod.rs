@@ -10,6 +10,7 @@ mod ops;
 mod parity;
 mod run;
 mod sampling_args;
+mod serve;
 
 use clap::{Parser, Subcommand};
 
@@ -49,6 +50,9 @@ enum Cmd {
     Run(run::RunArgs),
     /// Offline batch inference: a JSONL file of requests through the serving engine at once
     Batch(batch::BatchArgs),
+    /// An OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /v1/models,
+    /// /health, /metrics) on the serving engine
+    Serve(serve::ServeArgs),
     /// Chat with a model through its chat template (multi-turn; /reset, /exit; reads stdin)
     Chat(chat::ChatArgs),
     /// Run every parity case on the GPU devices against the CPU reference (or diff two runs)
@@ -65,6 +69,7 @@ pub fn main() -> std::process::ExitCode {
         Cmd::Run(a) => run::run(a),
         Cmd::Chat(a) => chat::run(a),
         Cmd::Batch(a) => batch::run(a),
+        Cmd::Serve(a) => serve::run(a),
         Cmd::Bench(a) => bench::run(a),
         Cmd::Gate(a) => gate::run(a),
     };
