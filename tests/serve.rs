@@ -229,9 +229,9 @@ fn scenario(
             ))
         }
         "preempted" => {
-            // room for about two sequences at once
+            // room for the longest sequence and one block more: the others are preempted as they grow
             let longest = prompts.iter().map(|p| p.len()).max().unwrap_or(0) + n;
-            let blocks = 2 * longest.div_ceil(16) + 1;
+            let blocks = longest.div_ceil(16) + 1;
             let g = wgllm::serve::KvGeometry::from_config(&s_cfg(&path)?, DType::F32, 16).map_err(|e| e.to_string())?;
             let opts = ServeOptions {
                 kv_memory: KvMemory::Bytes(blocks as u64 * g.bytes_per_block()),
