@@ -78,6 +78,7 @@ impl OpDesc {
             Op::PagedGatedAttention { .. } => (9, 3),
             Op::Penalties => (3, 1),
             Op::MinP => (2, 1),
+            Op::Sample { .. } => (2, 2),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
             1
@@ -465,6 +466,7 @@ impl OpDesc {
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;
             }
+            Op::Sample { k } => super::sample::check_shapes(*k, i, o)?,
             Op::Penalties | Op::MinP => {
                 // the logits rows, and per row its parameters: 4 for the penalties, 1 for min-p
                 let (what, cols) = if self.op == Op::Penalties {

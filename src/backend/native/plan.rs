@@ -103,7 +103,9 @@ pub fn supports(desc: &OpDesc) -> Support {
             desc.op.name()
         )),
         // the sampling ops: WGSL kernels only until the native issue adds them
-        Op::Penalties | Op::MinP => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
+        Op::Penalties | Op::MinP | Op::Sample { .. } => {
+            Support::No(format!("no hip/ kernel for {} yet", desc.op.name()))
+        }
     }
 }
 
@@ -330,7 +332,8 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::PagedAttention { .. }
         | Op::PagedGatedAttention { .. }
         | Op::Penalties
-        | Op::MinP => {
+        | Op::MinP
+        | Op::Sample { .. } => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

@@ -14,6 +14,7 @@ mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
 mod rope;
+mod sample;
 
 use super::case::Case;
 
@@ -38,6 +39,7 @@ pub fn all() -> Vec<Case> {
     v.extend(paged_attention::cases());
     v.extend(penalties::cases());
     v.extend(min_p::cases());
+    v.extend(sample::cases());
     v
 }
 
