@@ -19,7 +19,7 @@ pub const MAX_VOCAB: usize = (1 << 19) - 1;
 /// top_p and u are read as 24-bit fractions (`fraction24`).
 const ONE24: u32 = 1 << 24;
 
-/// 2^(-j/64) in Q31 (round to nearest), j = 0..64; shaders/sample.wgsl holds the same numbers
+/// 2^(-j/64) in Q31 (round to nearest), j = 0..64; shaders/sample_weight.wgsl holds the same numbers
 /// (a test compares them).
 pub const EXP2_TABLE: [u32; 64] = [
     2147483648, 2124350982, 2101467502, 2078830522, 2056437387, 2034285470, 2012372174, 1990694927, 1969251188,

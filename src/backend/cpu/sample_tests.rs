@@ -22,10 +22,10 @@ fn exp2_is_close_monotone_and_cut() {
     assert_eq!(exp2_neg_q45(f32::INFINITY.to_bits()), 0);
 }
 
-/// shaders/sample.wgsl carries the same table (the kernel and this file must weigh alike).
+/// shaders/sample_weight.wgsl carries the same table (the kernel and this file must weigh alike).
 #[test]
 fn the_kernel_has_the_same_table() {
-    let src = include_str!("../../../shaders/sample.wgsl");
+    let src = include_str!("../../../shaders/sample_weight.wgsl");
     let body = src.split("array<u32, 64>(").nth(1).unwrap().split(')').next().unwrap();
     let nums: Vec<u32> = body
         .split(',')

@@ -1,4 +1,4 @@
-//! sample: shaders/sample.wgsl, one workgroup of 256 per row (the radix searches' histograms have
+//! sample: shaders/sample_weight.wgsl (the integer weights) + sample.wgsl, one workgroup of 256 per row (the radix searches' histograms have
 //! 256 bins, one an invocation).
 use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
@@ -57,7 +57,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     b.dispatch(
         &key,
-        b.source("sample.wgsl"),
+        &format!("{}\n{}", b.source("sample_weight.wgsl"), b.source("sample.wgsl")),
         &[("WG", format!("{WG}u"))],
         bytemuck::bytes_of(&p),
         &[i[0], i[1], o[0], o[1]],
