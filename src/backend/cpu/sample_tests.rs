@@ -1,7 +1,7 @@
 use super::*;
 use crate::engine::sampler::sample_params;
 
-/// The integer 2^-z is within 2e-9 (relative) of the real one, never grows as z grows, and is 0
+/// The integer 2^-z is within 2e-9 (relative, plus the last integer's rounding) of the real one, never grows as z grows, and is 0
 /// from z = 46 on.
 #[test]
 fn exp2_is_close_monotone_and_cut() {
@@ -10,9 +10,7 @@ fn exp2_is_close_monotone_and_cut() {
     while z < 47.0 {
         let w = exp2_neg_q45(z.to_bits());
         let want = (2f64).powf(TOP_WEIGHT_BITS as f64 - z as f64);
-        if z < 20.0 {
-            assert!(((w as f64 - want) / want).abs() < 2e-9, "z {z}: {w} vs {want}");
-        }
+        assert!((w as f64 - want).abs() <= want * 2e-9 + 2.0, "z {z}: {w} vs {want}");
         assert!(w <= prev, "z {z}: {w} after {prev}");
         prev = w;
         z += 0.000_731;
