@@ -180,7 +180,7 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 (Tooth::Patched(draw.clone()), rows >= 6),
                 (
                     Tooth::Patched(carry.clone()),
-                    rows > 1 && case.inputs[0].desc.shape[1] >= 1000,
+                    rows >= 7 && case.inputs[0].desc.shape[1] >= 1000,
                 ),
             ],
             Op::Penalties => vec![(Tooth::Patched(sides.clone()), rows > 1)],
