@@ -88,6 +88,18 @@ impl Tensor {
             ..self.clone()
         })
     }
+    /// The same elements read as another dtype of the same element size (u32 <-> f32): one buffer
+    /// then holds outputs of both, and a step reads them back in one download.
+    pub fn bitcast(&self, dtype: DType) -> Result<Tensor> {
+        let (a, b) = (self.dtype.block(), dtype.block());
+        if a.0 != 1 || a != b {
+            return Err(Error::shape(
+                "bitcast",
+                format!("{} and {} elements differ in size", self.dtype, dtype),
+            ));
+        }
+        Ok(Tensor { dtype, ..self.clone() })
+    }
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         if numel(shape) != self.numel() {
             return Err(Error::shape("reshape", format!("{:?} -> {:?}", self.shape, shape)));

@@ -171,12 +171,33 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "let fresh = ld_seqs(sq * 4u + 3u) != 0u;",
         "let fresh = ld_seqs(sq * 4u + 3u) == 2u;",
     ));
+    let draw = Arc::new(Patched::new(
+        "sample_top_k_ignored",
+        "sample.wgsl",
+        "if (top_k != 0u && top_k < p.v) {",
+        "if (top_k != 0u && top_k < 1u) {",
+    ));
+    let carry = Arc::new(Patched::new(
+        "sample_mass_carry_dropped",
+        "sample.wgsl",
+        "atomicAdd(&h_hi[d], w.y + select(0u, 1u, old + w.x < old));",
+        "atomicAdd(&h_hi[d], w.y);",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
         // the sampling cases cycle their rows' parameters from the off values: one row is all off
         let rows = case.inputs[0].desc.shape[0];
         let bites: Vec<(Tooth, bool)> = match &case.op {
             Op::MinP => vec![(Tooth::Patched(tie.clone()), rows > 1)],
+            // row 5 (hot, top-k 5, u near 1) draws past its fifth token without the cut; the rows
+            // with many weighted tokens carry into the high word of a histogram bin
+            Op::Sample { .. } => vec![
+                (Tooth::Patched(draw.clone()), rows >= 6),
+                (
+                    Tooth::Patched(carry.clone()),
+                    rows >= 7 && case.inputs[0].desc.shape[1] >= 1000,
+                ),
+            ],
             Op::Penalties => vec![(Tooth::Patched(sides.clone()), rows > 1)],
             Op::GdnChunked => vec![(
                 Tooth::Patched(chunk.clone()),

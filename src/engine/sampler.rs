@@ -1,5 +1,6 @@
 //! Choosing the next token. Greedy runs on the device (argmax, one u32 read back); the other modes
-//! read the logits row back and sample on the host with a seeded generator. Penalties and min-p
+//! read the logits row back and sample on the host with a seeded generator, by the same integer
+//! arithmetic as the device's `Op::Sample` (backend/cpu/sample.rs), which the serving engine runs. Penalties and min-p
 //! run on the device before either (`Op::Penalties`, `Op::MinP`); this file holds what the host
 //! gives those ops: their parameter rows and the token counts of a sequence.
 use crate::error::{Error, Result};
@@ -164,38 +165,36 @@ impl Sampler {
     pub fn cfg(&self) -> &Sampling {
         &self.cfg
     }
-    /// Samples from a logits row with temperature, then top-k, then top-p (nucleus).
+    /// Samples from a logits row with temperature, then top-k, then top-p (nucleus), and a draw
+    /// by the next 24-bit uniform of the seeded generator: `Op::Sample`'s reference for one row,
+    /// so the host and every device choose the same token for the same row and u.
     pub fn sample(&mut self, logits: &[f32]) -> u32 {
-        if self.cfg.is_greedy() {
-            return top_logprobs(&log_softmax(logits), 1)[0].0;
-        }
-        let scaled: Vec<f32> = logits.iter().map(|l| l / self.cfg.temperature).collect();
-        let lp = log_softmax(&scaled);
-        let k = if self.cfg.top_k == 0 {
-            lp.len()
+        let u = if self.cfg.is_greedy() {
+            0.0
         } else {
-            self.cfg.top_k.min(lp.len())
+            uniform24(&mut self.rng)
         };
-        let cands = top_logprobs(&lp, k);
-        let mut kept = Vec::new();
-        let mut mass = 0.0;
-        for (id, l) in cands {
-            kept.push((id, l.exp()));
-            mass += l.exp();
-            if mass >= self.cfg.top_p as f64 {
-                break;
-            }
-        }
-        let total: f64 = kept.iter().map(|k| k.1).sum();
-        let mut u = self.rng.uniform() * total;
-        for (id, p) in &kept {
-            if u < *p {
-                return *id;
-            }
-            u -= p;
-        }
-        kept.last().unwrap().0
+        let c = &self.cfg;
+        crate::backend::cpu::pick(logits, &sample_params(c.temperature, c.top_k, c.top_p, u))
     }
+}
+
+/// A uniform number in [0, 1) with 24 random bits: exactly what `Op::Sample` reads of u.
+pub fn uniform24(rng: &mut Rng) -> f32 {
+    (rng.next_u64() >> 40) as f32 / (1u32 << 24) as f32
+}
+
+/// The params row of `Op::Sample`: (scale, top_k, top_p, u), scale = log2(e) / T computed in f64
+/// and rounded once (the kernels need no division), 0 for greedy (T <= 0).
+pub fn sample_params(temperature: f32, top_k: usize, top_p: f32, u: f32) -> [f32; 4] {
+    let scale = if temperature > 0.0 {
+        (std::f64::consts::LOG2_E / temperature as f64) as f32
+    } else {
+        0.0
+    };
+    // top_k as an f32 is exact for every vocabulary the op takes (< 2^19); larger means all
+    let k = if top_k >= crate::op::MAX_SAMPLE_VOCAB { 0 } else { top_k };
+    [scale, k as f32, top_p, u]
 }
 
 #[cfg(test)]

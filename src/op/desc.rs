@@ -80,6 +80,7 @@ impl OpDesc {
             Op::MinP => (2, 1),
             Op::CausalConv1dBatch => (3, 2),
             Op::GdnBatch => (6, 2),
+            Op::Sample { .. } => (2, 2),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
             1
@@ -467,6 +468,7 @@ impl OpDesc {
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;
             }
+            Op::Sample { k } => super::sample::check_shapes(*k, i, o)?,
             Op::Penalties | Op::MinP => {
                 // the logits rows, and per row its parameters: 4 for the penalties, 1 for min-p
                 let (what, cols) = if self.op == Op::Penalties {

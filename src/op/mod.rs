@@ -8,11 +8,13 @@ mod desc;
 mod hybrid;
 mod paged;
 mod rope;
+mod sample;
 
 pub use desc::{gdn_dims, OpDesc, TensorDesc};
 pub use hybrid::{check_state_batch, state_seq_words, StateSeq, STATE_SEQ_FIELDS};
 pub use paged::{check_paged_batch, check_slots, paged_slot, PagedSeq, SEQ_FIELDS};
 pub use rope::{rope_inv_freq, rope_tables, rope_tables_of, Llama3Rope};
+pub use sample::{MAX_SAMPLE_VOCAB, MAX_TOP_LOGPROBS};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -170,6 +172,21 @@ pub enum Op {
     /// tokens: not on the batch, nor on how the scheduler chunks the prompt (the chunked form's
     /// bits depend on where its chunks start).
     GdnBatch,
+    /// One token per row of logits, chosen on the device: logits [R, V] f32 (V < 2^19),
+    /// params [R, 4] f32 = (scale, top_k, top_p, u) -> ids [R, 1 + k] u32, logprobs [R, 1 + k] f32.
+    /// Column 0 is the chosen token, columns 1..=k the k best by logit; logprobs are their
+    /// log-softmax at temperature 1 (f32, NaN for a row without a finite maximum).
+    /// The order is descending logit, ties to the lower id (NaN last). A row is greedy (its first
+    /// token in that order, as `Argmax`) when scale is not a normal positive number or top_k is 1.
+    /// Otherwise scale = log2(e) / T (`sampler::sample_params` computes it in f64 and rounds once:
+    /// the kernels need no division or exp), top_k an integer (0 or >= V: all), top_p in (0, 1] and
+    /// u in [0, 1) read as 24-bit fractions, and with m the row's maximum each token weighs
+    /// W = 2^-((m - l) * scale) in Q45 made by integer operations (`cpu::sample::weight`, exact on
+    /// every device; 0 below 2^-45 of the top); Z = sum W; the kept tokens are the first n of the
+    /// order, n the smaller of top_k and the shortest prefix whose mass reaches floor(Z top_p)
+    /// (at least one); M their mass; the token is the first kept one whose running mass exceeds
+    /// floor(M u). Every choice is integer arithmetic, so ids agree bit for bit on every device.
+    Sample { k: usize },
 }
 
 /// The "seen in the prompt" flag of `Op::Penalties`' counts (the low 31 bits count the output).
@@ -182,7 +199,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 28] = [
+pub const OP_NAMES: [&str; 29] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -211,6 +228,7 @@ pub const OP_NAMES: [&str; 28] = [
     "min_p",
     "causal_conv1d_batch",
     "gdn_batch",
+    "sample",
 ];
 
 impl Op {
@@ -244,6 +262,7 @@ impl Op {
             Op::MinP => "min_p",
             Op::CausalConv1dBatch => "causal_conv1d_batch",
             Op::GdnBatch => "gdn_batch",
+            Op::Sample { .. } => "sample",
         }
     }
 }

@@ -1,8 +1,10 @@
 //! The serving engine: a loaded model, its paged KV pools and the scheduler. `step` runs one
 //! scheduled batch on the device: the plan's tokens, positions, slots, block tables and sequence
-//! descriptors go up, the family's batched forward is recorded over them, each sampled row's token
-//! is picked (argmax on the device; a row that samples or asks for logprobs also comes back whole
-//! and is sampled on the host), and the tokens go back to the scheduler.
+//! descriptors go up, the family's batched forward is recorded over them, every sampled row's token
+//! is picked on the device by one `Op::Sample` (greedy or sampled, per-row parameters and the
+//! row's uniform u drawn on the host from the request's seed and the token's index) and read back
+//! with its logprob and alternatives in one download, and the tokens go back to the scheduler.
+//! A device that refuses `Op::Sample` gets argmax plus the host sampler (the same arithmetic).
 //!
 //! Batch invariance: every op of the batched forward computes a row from that row alone in an order
 //! that does not depend on the batch (linear: the matvec for every M; attention: one workgroup per
@@ -13,15 +15,16 @@ use super::{
     parse_kv_dtype, FinishReason, KvGeometry, KvMemory, Request, RequestId, Scheduler, SchedulerConfig, ServeError,
     Stats, StepResult, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS,
 };
+use crate::backend::Support;
 use crate::dtype::DType;
-use crate::engine::sampler::{log_softmax, top_logprobs, Sampler, Sampling};
+use crate::engine::sampler::{log_softmax, sample_params, top_logprobs, uniform24, Sampler, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::arch::Weights;
 use crate::model::paged::{Batch, BatchWorkspace, KvPools};
 use crate::model::qwen3;
 use crate::model::qwen3_5::paged::{self as hybrid, HybridState, HybridWorkspace};
-use crate::op::Op;
+use crate::op::{Op, OpDesc, TensorDesc, MAX_TOP_LOGPROBS};
 use crate::tensor::Tensor;
 use std::collections::HashMap;
 
@@ -81,6 +84,10 @@ struct PlanBuffers {
     block_tables: Tensor,
     seqs: Tensor,
     sample_rows: Tensor,
+    /// `Op::Sample`'s params rows [max_seqs, 4]
+    sample_params: Tensor,
+    /// `Op::Sample`'s ids [R, 1 + K] then its logprobs [R, 1 + K] (as f32), read back at once
+    picked: Tensor,
     /// block-table columns the buffer holds per sequence
     max_blocks: usize,
 }
@@ -117,6 +124,11 @@ pub struct ServeEngine {
 
 fn u32s(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The uniform number of one token's draw: the first of its stream (`token_sampling`).
+fn token_u(p: &super::SamplingParams, generated: usize) -> f32 {
+    uniform24(&mut crate::util::Rng::new(token_sampling(p, generated).seed))
 }
 
 /// The sampling parameters of `Sampler` for one token: the request's seed mixed with the token's
@@ -176,6 +188,8 @@ impl ServeEngine {
             block_tables: u(opts.max_seqs * max_blocks)?,
             seqs: u(opts.max_seqs * 3)?,
             sample_rows: u(opts.max_seqs)?,
+            sample_params: dev.alloc(DType::F32, &[opts.max_seqs.max(1), 4])?,
+            picked: u(opts.max_seqs * 2 * (1 + MAX_TOP_LOGPROBS))?,
             max_blocks,
         };
         log::info!(
@@ -199,6 +213,12 @@ impl ServeEngine {
 
     /// Queues a request; refused (with the reason) when it could never run.
     pub fn add(&mut self, req: Request) -> Result<()> {
+        if let Some(k) = req.sampling.logprobs.filter(|&k| k > MAX_TOP_LOGPROBS) {
+            return Err(Error::Other(format!(
+                "request {}: logprobs {k} exceeds the most alternatives a token can have, {MAX_TOP_LOGPROBS}",
+                req.id
+            )));
+        }
         if let Some(&bad) = req.prompt.iter().find(|&&i| i as usize >= self.engine.cfg.vocab_size) {
             return Err(Error::Other(format!(
                 "request {}: token id {bad} is outside the vocabulary of {}",
@@ -293,33 +313,23 @@ impl ServeEngine {
         }
         self.steps += 1;
         self.tokens_fed += t as u64;
+        let picked = if r == 0 {
+            vec![]
+        } else {
+            let asks: Vec<(&super::PlannedSeq, usize)> = plan
+                .seqs
+                .iter()
+                .filter(|q| q.sample)
+                .map(|q| (q, q.generated))
+                .collect();
+            self.pick(&asks)?
+        };
         let mut sampled = Vec::with_capacity(r);
         let mut extra: HashMap<RequestId, (Option<f64>, Vec<(u32, f64)>)> = HashMap::new();
-        if r > 0 {
-            let v = self.engine.cfg.vocab_size;
-            let (logits_t, next_t) = self.family.logits_and_next();
-            let logits = logits_t.view(0, &[r, v])?;
-            let next = next_t.view(0, &[r])?;
-            dev.run(&Op::Argmax, &[&logits], &[&next])?;
-            let argmax = dev.download(&next)?;
-            let mut row = 0;
-            for q in plan.seqs.iter().filter(|q| q.sample) {
-                let p = &q.sampling;
-                let mut tok = u32::from_le_bytes(argmax[row * 4..row * 4 + 4].try_into().unwrap());
-                let sampling = token_sampling(p, q.generated);
-                if !sampling.is_greedy() || p.logprobs.is_some() {
-                    let bytes = dev.download(&logits_t.view(row * v, &[1, v])?)?;
-                    let l = DType::F32.decode_f32(&bytes);
-                    if !sampling.is_greedy() {
-                        tok = Sampler::new(sampling).sample(&l);
-                    }
-                    if let Some(k) = p.logprobs {
-                        let lp = log_softmax(&l);
-                        extra.insert(q.id, (Some(lp[tok as usize]), top_logprobs(&lp, k)));
-                    }
-                }
-                sampled.push((q.id, tok));
-                row += 1;
+        for (id, tok, lp) in picked {
+            sampled.push((id, tok));
+            if let Some(lp) = lp {
+                extra.insert(id, lp);
             }
         }
         let events = self.sched.commit(&StepResult { sampled })?;
@@ -343,6 +353,106 @@ impl ServeEngine {
         self.engine
     }
 
+    /// Each sampled row's (request, token, (logprob, alternatives) when asked), rows in plan order:
+    /// one `Op::Sample` over the rows and one download, or argmax and the host sampler where the
+    /// device refuses the op.
+    #[allow(clippy::type_complexity)]
+    fn pick(
+        &self,
+        rows: &[(&super::PlannedSeq, usize)],
+    ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
+        let dev = self.engine.dev.as_ref();
+        let (r, v) = (rows.len(), self.engine.cfg.vocab_size);
+        let k = rows
+            .iter()
+            .filter_map(|(q, _)| q.sampling.logprobs)
+            .max()
+            .unwrap_or(0)
+            .min(v);
+        let op = Op::Sample { k };
+        let desc = OpDesc::new(
+            op.clone(),
+            vec![
+                TensorDesc::new(DType::F32, &[r, v]),
+                TensorDesc::new(DType::F32, &[r, 4]),
+            ],
+            vec![
+                TensorDesc::new(DType::U32, &[r, 1 + k]),
+                TensorDesc::new(DType::F32, &[r, 1 + k]),
+            ],
+        );
+        if let Support::No(why) = dev.supports(&desc) {
+            log::debug!("sampling on the host: {why}");
+            return self.pick_on_host(rows);
+        }
+        let params: Vec<f32> = rows
+            .iter()
+            .flat_map(|&(q, generated)| {
+                let p = &q.sampling;
+                let greedy = token_sampling(p, generated).is_greedy();
+                let u = if greedy { 0.0 } else { token_u(p, generated) };
+                sample_params(if greedy { 0.0 } else { p.temperature }, p.top_k, p.top_p, u)
+            })
+            .collect();
+        let pv = self.bufs.sample_params.view(0, &[r, 4])?;
+        dev.upload(&pv, &params.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
+        let n = r * (1 + k);
+        let ids = self.bufs.picked.view(0, &[r, 1 + k])?;
+        let lps = self.bufs.picked.view(n, &[r, 1 + k])?.bitcast(DType::F32)?;
+        dev.run(&op, &[&self.family.logits_and_next().0.view(0, &[r, v])?, &pv], &[&ids, &lps])?;
+        // the one read-back of the step: ids and logprobs together
+        let bytes = dev.download(&self.bufs.picked.view(0, &[2 * n])?)?;
+        let word = |i: usize| u32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().unwrap());
+        Ok(rows
+            .iter()
+            .enumerate()
+            .map(|(row, &(q, _))| {
+                let at = row * (1 + k);
+                let lp = q.sampling.logprobs.map(|kq| {
+                    let alts = (1..=kq.min(k)).map(|c| (word(at + c), f32::from_bits(word(n + at + c)) as f64));
+                    (Some(f32::from_bits(word(n + at)) as f64), alts.collect())
+                });
+                (q.id, word(at), lp)
+            })
+            .collect())
+    }
+
+    /// `pick` where the device refuses `Op::Sample`: argmax on the device, and a row that samples
+    /// or asks for logprobs read back whole and sampled on the host.
+    #[allow(clippy::type_complexity)]
+    fn pick_on_host(
+        &self,
+        rows: &[(&super::PlannedSeq, usize)],
+    ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
+        let dev = self.engine.dev.as_ref();
+        let (r, v) = (rows.len(), self.engine.cfg.vocab_size);
+        let (logits_t, next_t) = self.family.logits_and_next();
+        let logits = logits_t.view(0, &[r, v])?;
+        let next = next_t.view(0, &[r])?;
+        dev.run(&Op::Argmax, &[&logits], &[&next])?;
+        let argmax = dev.download(&next)?;
+        let mut out = Vec::with_capacity(r);
+        for (row, &(q, generated)) in rows.iter().enumerate() {
+            let p = &q.sampling;
+            let mut tok = u32::from_le_bytes(argmax[row * 4..row * 4 + 4].try_into().unwrap());
+            let sampling = token_sampling(p, generated);
+            let mut lp = None;
+            if !sampling.is_greedy() || p.logprobs.is_some() {
+                let bytes = dev.download(&logits_t.view(row * v, &[1, v])?)?;
+                let l = DType::F32.decode_f32(&bytes);
+                if !sampling.is_greedy() {
+                    tok = Sampler::new(sampling).sample(&l);
+                }
+                if let Some(k) = p.logprobs {
+                    let lps = log_softmax(&l);
+                    lp = Some((Some(lps[tok as usize]), top_logprobs(&lps, k)));
+                }
+            }
+            out.push((q.id, tok, lp));
+        }
+        Ok(out)
+    }
+
     /// Runs every queued request to its end; each request's events in order, by id.
     pub fn run_to_end(&mut self) -> Result<HashMap<RequestId, Vec<Event>>> {
         let mut out: HashMap<RequestId, Vec<Event>> = HashMap::new();
@@ -354,3 +464,7 @@ impl ServeEngine {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

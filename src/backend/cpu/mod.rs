@@ -16,6 +16,7 @@ mod penalties;
 mod reduce;
 mod rms_norm;
 mod rope;
+pub mod sample;
 
 pub use attention::attention;
 pub use causal_conv1d::{causal_conv1d, causal_conv1d_batch, silu};
@@ -32,6 +33,7 @@ pub use penalties::{penalize, penalties};
 pub use reduce::{argmax, softmax, topk};
 pub use rms_norm::{rms_norm, rms_norm_gated};
 pub use rope::rope;
+pub use sample::{pick, sample};
 
 use super::{unsupported, Backend, Support};
 use crate::dtype::DType;
@@ -415,6 +417,11 @@ impl Backend for CpuBackend {
                 );
                 self.put(o[0], &y)?;
                 self.put(o[1], &pool)
+            }
+            Op::Sample { k } => {
+                let (ids, lps) = sample(&self.f32s(i[0])?, &self.f32s(i[1])?, i[0].shape[1], *k);
+                self.put_u32(o[0], &ids)?;
+                self.put(o[1], &lps)
             }
         }
     }

@@ -103,7 +103,9 @@ pub fn supports(desc: &OpDesc) -> Support {
             desc.op.name()
         )),
         // the sampling ops: WGSL kernels only until the native issue adds them
-        Op::Penalties | Op::MinP => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
+        Op::Penalties | Op::MinP | Op::Sample { .. } => {
+            Support::No(format!("no hip/ kernel for {} yet", desc.op.name()))
+        }
         // the hybrid-state ops (issue 17) likewise
         Op::CausalConv1dBatch | Op::GdnBatch => Support::No(format!(
             "no hip/ kernel for {} yet (Qwen3.5 state slots: wgpu and cpu only)",
@@ -337,7 +339,8 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::Penalties
         | Op::MinP
         | Op::CausalConv1dBatch
-        | Op::GdnBatch => {
+        | Op::GdnBatch
+        | Op::Sample { .. } => {
             unreachable!("{} is refused by supports", desc.op.name())
         }
     }

@@ -27,6 +27,7 @@ mod rms_norm;
 mod rms_norm_gated;
 mod rms_norm_rope;
 mod rope;
+mod sample;
 mod shaders;
 mod tuning;
 
@@ -86,6 +87,7 @@ impl Backend for WgpuBackend {
             Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => paged_attention::supports(self, desc),
             Op::Penalties => penalties::supports(self, desc),
             Op::MinP => min_p::supports(self, desc),
+            Op::Sample { .. } => sample::supports(self, desc),
         }
     }
 
@@ -132,6 +134,7 @@ impl Backend for WgpuBackend {
             }
             Op::Penalties => penalties::record(self, inputs, outputs),
             Op::MinP => min_p::record(self, inputs, outputs),
+            Op::Sample { .. } => sample::record(self, op, inputs, outputs),
         }
     }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 59] = [
+pub const FILES: [(&str, &str); 61] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -94,6 +94,11 @@ pub const FILES: [(&str, &str); 59] = [
         include_str!("../../../shaders/paged_gated_attention_kv.wgsl"),
     ),
     ("min_p.wgsl", include_str!("../../../shaders/min_p.wgsl")),
+    ("sample.wgsl", include_str!("../../../shaders/sample.wgsl")),
+    (
+        "sample_weight.wgsl",
+        include_str!("../../../shaders/sample_weight.wgsl"),
+    ),
     ("penalties.wgsl", include_str!("../../../shaders/penalties.wgsl")),
     ("q4_0.wgsl", include_str!("../../../shaders/q4_0.wgsl")),
     ("q4_1.wgsl", include_str!("../../../shaders/q4_1.wgsl")),

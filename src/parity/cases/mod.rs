@@ -15,6 +15,7 @@ mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
 mod rope;
+mod sample;
 
 use super::case::Case;
 
@@ -40,6 +41,7 @@ pub fn all() -> Vec<Case> {
     v.extend(penalties::cases());
     v.extend(min_p::cases());
     v.extend(gdn_batch::cases());
+    v.extend(sample::cases());
     v
 }
 
