@@ -5,7 +5,7 @@
 //!   anchor (the tokens the single-sequence engine records).
 //! - batched: every prompt at once with staggered arrivals and a small random token budget (so
 //!   prompts are chunked at random places and share steps with other sequences' decodes): exactly
-//!   the tokens of `alone` (batch invariance).
+//!   the tokens of `alone`, and the same bits of each chosen token's logprob (batch invariance).
 //! - preempted: the same with a KV pool so small that sequences are preempted and recomputed:
 //!   preemptions > 0, exactly the tokens of `alone`.
 //! - prefix: prompts sharing a two-block prefix, prefix cache on: hits > 0, exactly the tokens each
@@ -84,7 +84,14 @@ fn f32_kv() -> ServeOptions {
     }
 }
 
-/// Runs `prompts` (n tokens each, greedy) on `s`,
+/// Each prompt's (token, its logprob's f32 bits) as generated.
+type Gen = Vec<Vec<(u32, u32)>>;
+
+fn tokens(g: &Gen) -> Vec<Vec<u32>> {
+    g.iter().map(|v| v.iter().map(|t| t.0).collect()).collect()
+}
+
+/// Runs `prompts` (n tokens each, greedy, with the chosen token's logprob) on `s`,
 /// adding them `arrive(i)` steps after the start; returns each prompt's tokens.
 fn run(
     s: &mut ServeEngine,
@@ -92,15 +99,16 @@ fn run(
     n: usize,
     arrive: &dyn Fn(usize) -> usize,
     mut abort: Option<(usize, usize)>,
-) -> Result<Vec<Vec<u32>>, String> {
+) -> Result<Gen, String> {
     let mut out = vec![Vec::new(); prompts.len()];
     let mut step = 0;
     let mut added = 0;
     loop {
         for (i, p) in prompts.iter().enumerate() {
             if arrive(i) == step {
-                s.add(Request::greedy(i as u64, p.clone(), n))
-                    .map_err(|e| e.to_string())?;
+                let mut r = Request::greedy(i as u64, p.clone(), n);
+                r.sampling.logprobs = Some(0);
+                s.add(r).map_err(|e| e.to_string())?;
                 added += 1;
             }
         }
@@ -124,7 +132,8 @@ fn run(
             break;
         }
         for e in s.step().map_err(|e| e.to_string())? {
-            out[e.id.0 as usize].push(e.token);
+            let lp = e.logprob.ok_or("a request asking for logprobs got none")?;
+            out[e.id.0 as usize].push((e.token, (lp as f32).to_bits()));
         }
         step += 1;
         if step > 100_000 {
@@ -141,7 +150,7 @@ fn run(
     Ok(out)
 }
 
-fn alone(m: &mut Model, prompts: &[Vec<u32>], n: usize, opts: &ServeOptions) -> Result<Vec<Vec<u32>>, String> {
+fn alone(m: &mut Model, prompts: &[Vec<u32>], n: usize, opts: &ServeOptions) -> Result<Gen, String> {
     m.with(opts, |s| {
         prompts
             .iter()
@@ -150,14 +159,16 @@ fn alone(m: &mut Model, prompts: &[Vec<u32>], n: usize, opts: &ServeOptions) -> 
     })
 }
 
-fn same(what: &str, want: &[Vec<u32>], got: &[Vec<u32>]) -> Result<(), String> {
+/// Tokens and their logprobs' bits equal: batch invariance down to the last bit of the logits row.
+fn same(what: &str, want: &[Vec<(u32, u32)>], got: &[Vec<(u32, u32)>]) -> Result<(), String> {
     for (p, (a, b)) in want.iter().zip(got).enumerate() {
         if a != b {
             let i = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)).unwrap_or(0);
+            let show = |x: Option<&(u32, u32)>| x.map(|&(t, l)| format!("token {t} logprob {}", f32::from_bits(l)));
             return Err(format!(
-                "{what}: prompt {p} token {i}: {:?}, alone {:?} (batch invariance broken)",
-                b.get(i),
-                a.get(i)
+                "{what}: prompt {p} position {i}: {:?}, alone {:?} (batch invariance broken)",
+                show(b.get(i)),
+                show(a.get(i))
             ));
         }
     }
@@ -177,16 +188,18 @@ fn scenarios(m: &golden::Manifest, path: &Path, dev: &str) -> Result<(), String>
     // the oracle on the way)
     let mut battery = (Vec::new(), 0);
     let t0 = std::time::Instant::now();
-    let (solo, summary) = model_gate::greedy_with(m, part(m), &mut |prompts, n| {
+    let mut solo = Gen::new();
+    let (solo_tokens, summary) = model_gate::greedy_with(m, part(m), &mut |prompts, n| {
         battery = (prompts.to_vec(), n);
-        alone(&mut model, prompts, n, &f32_kv())
+        solo = alone(&mut model, prompts, n, &f32_kv())?;
+        Ok(tokens(&solo))
     })?;
     let (prompts, n) = battery;
     model_gate::check_anchor(
         &root().join("tests/anchors"),
         &m.case,
         dev,
-        &solo,
+        &solo_tokens,
         false,
         part(m).is_some(),
     )
@@ -209,7 +222,7 @@ fn scenario(
     model: &mut Model,
     prompts: &[Vec<u32>],
     n: usize,
-    solo: &[Vec<u32>],
+    solo: &[Vec<(u32, u32)>],
 ) -> Result<String, String> {
     let path = model.path.clone();
     let mut rng = Rng::new(wgllm::util::seed(&format!("{}/{name}/{}", m.case, model.dev)));
@@ -224,7 +237,7 @@ fn scenario(
             let got = model.with(&opts, |s| run(s, prompts, n, &|i| i.saturating_sub(3), None))?;
             same("batched", solo, &got)?;
             Ok(format!(
-                "{} prompts, budget {budget} tokens a step, staggered: same tokens",
+                "{} prompts, budget {budget} tokens a step, staggered: same tokens and logprob bits",
                 prompts.len()
             ))
         }
@@ -245,7 +258,9 @@ fn scenario(
                 return Err(format!("{blocks} blocks and no preemption"));
             }
             same("preempted", solo, &got)?;
-            Ok(format!("{blocks} blocks, {pre} preemptions: same tokens"))
+            Ok(format!(
+                "{blocks} blocks, {pre} preemptions: same tokens and logprob bits"
+            ))
         }
         "prefix" => {
             let on = ServeOptions {
@@ -278,14 +293,14 @@ fn scenario(
             }
             same("prefix", &want, &got)?;
             Ok(format!(
-                "{} prefix hits, {} misses: same tokens",
+                "{} prefix hits, {} misses: same tokens and logprob bits",
                 st.prefix_hits, st.prefix_misses
             ))
         }
         "aborted" => {
             let got = model.with(&f32_kv(), |s| run(s, prompts, n, &|_| 0, Some((1, n / 2))))?;
             let others: Vec<usize> = (0..prompts.len()).filter(|&i| i != 1).collect();
-            let pick = |v: &[Vec<u32>]| others.iter().map(|&i| v[i].clone()).collect::<Vec<_>>();
+            let pick = |v: &[Vec<(u32, u32)>]| others.iter().map(|&i| v[i].clone()).collect::<Vec<_>>();
             same("aborted", &pick(solo), &pick(&got))?;
             Ok(format!(
                 "request 1 aborted at step {}: blocks freed, the others' tokens unchanged",
@@ -297,7 +312,9 @@ fn scenario(
                 kv_dtype: DType::F16,
                 ..f32_kv()
             };
-            let (_, summary) = model_gate::greedy_with(m, part(m), &mut |prompts, n| alone(model, prompts, n, &opts))?;
+            let (_, summary) = model_gate::greedy_with(m, part(m), &mut |prompts, n| {
+                alone(model, prompts, n, &opts).map(|g| tokens(&g))
+            })?;
             Ok(format!("KV in f16: {summary}"))
         }
         _ => unreachable!(),

@@ -399,7 +399,11 @@ impl ServeEngine {
         let n = r * (1 + k);
         let ids = self.bufs.picked.view(0, &[r, 1 + k])?;
         let lps = self.bufs.picked.view(n, &[r, 1 + k])?.bitcast(DType::F32)?;
-        dev.run(&op, &[&self.family.logits_and_next().0.view(0, &[r, v])?, &pv], &[&ids, &lps])?;
+        dev.run(
+            &op,
+            &[&self.family.logits_and_next().0.view(0, &[r, v])?, &pv],
+            &[&ids, &lps],
+        )?;
         // the one read-back of the step: ids and logprobs together
         let bytes = dev.download(&self.bufs.picked.view(0, &[2 * n])?)?;
         let word = |i: usize| u32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().unwrap());
