@@ -16,32 +16,46 @@
 //!
 //! `examples/generate.rs` puts them together. The modules themselves (ops, backends, kernels, the
 //! parity harness, the command line) are public so the tests, benches and the `wgllm` binary can
-//! reach them; they are hidden from these docs and carry no stability promise.
+//! reach them; they are hidden from these docs and carry no stability promise (their comments use
+//! shapes such as `[T, D]` freely, hence the allowed broken links).
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod backend;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod dtype;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod engine;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod error;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod model;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod op;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod parity;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod quant;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod serve;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod server;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod tensor;
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod util;
 
 pub use backend::{pick_device, Backend};
