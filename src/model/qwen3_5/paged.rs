@@ -292,7 +292,10 @@ pub fn forward_paged(
         dev.run(&Op::Add, &[&x2, &mix], &[&x])?;
     }
     // 8. the sampled rows of x (an embedding lookup with x as the table), the final norm, the LM
-    //    head (tied: the embedding matrix)
+    //    head (tied: the embedding matrix); a step of prefill chunks only samples no row
+    if b.r == 0 {
+        return Ok(());
+    }
     let (xs, hs) = (rows(&ws.xs, &[b.r, d])?, rows(&ws.hs, &[b.r, d])?);
     dev.run(&Op::Embedding, &[&x, &b.sample_rows], &[&xs])?;
     dev.run(&norm, &[&xs, &w.final_norm], &[&hs])?;
