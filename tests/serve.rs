@@ -242,12 +242,14 @@ fn scenario(
             ))
         }
         "preempted" => {
-            // room for the longest sequence and one block more: the others are preempted as they grow
+            // blocks of 4 tokens, room for the longest sequence and one block more: the others are
+            // preempted as they grow (short prompts cross block boundaries while generating)
             let longest = prompts.iter().map(|p| p.len()).max().unwrap_or(0) + n;
-            let blocks = longest.div_ceil(16) + 1;
-            let g = wgllm::serve::KvGeometry::from_config(&s_cfg(&path)?, DType::F32, 16).map_err(|e| e.to_string())?;
+            let blocks = longest.div_ceil(4) + 1;
+            let g = wgllm::serve::KvGeometry::from_config(&s_cfg(&path)?, DType::F32, 4).map_err(|e| e.to_string())?;
             let opts = ServeOptions {
                 kv_memory: KvMemory::Bytes(blocks as u64 * g.bytes_per_block()),
+                block_size: 4,
                 max_batch_tokens: 32,
                 ..f32_kv()
             };
