@@ -15,13 +15,16 @@
 //   //@trip_U    one trip of U steps at pair index j (x{u}_{i}, w{u}_{r} pairs, then the sums)
 //   //@trip_1    one step at pair index j
 //   //@odd       the last element of an odd K, at element kl
-//   //@to_red    each a{r}_{i} (or its subgroup sum) into red[(r * MR + i) * WG + slot]
-// Constants from linear/: WG, R, MR, U, X_KIND, W_KIND, ALIGNED (see linear.wgsl).
+//   //@to_red    each a{r}_{i} (or its subgroup sum) into red[(r * MR + i) * STRIDE + slot]
+// Constants from linear/: WG, R, MR, U, STRIDE (partials a sum has in `red`: WG, or in the `sg`
+// variant the most subgroups a workgroup can have), X_KIND, W_KIND, ALIGNED (see linear.wgsl).
+// A row's order of sums depends on WG and U only, never on R or MR: any shape gives a row the same
+// bits, so the engine can pick the shape per M and stay batch-invariant.
 // Params and the pair loaders come from linear.wgsl.
 
 const ACC = R * MR;
 
-var<workgroup> red: array<f32, ACC * WG>;
+var<workgroup> red: array<f32, ACC * STRIDE>;
 
 @compute @workgroup_size(WG)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -54,12 +57,12 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 #ifdef_sg
     //@to_red
     workgroupBarrier();
-    if (lid < ACC) {
+    for (var a = lid; a < ACC; a += WG) {
         var t = 0.0;
         for (var s = 0u; s < nsg; s++) {
-            t += red[lid * WG + s];
+            t += red[a * STRIDE + s];
         }
-        red[lid * WG] = t;
+        red[a * STRIDE] = t;
     }
     workgroupBarrier();
 #else_sg
@@ -74,19 +77,17 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         workgroupBarrier();
     }
 #endif_sg
-    if (lid == 0u) {
-        for (var i = 0u; i < MR; i++) {
-            let m = m0 + i;
-            if (m >= p.m) {
-                break;
-            }
-            for (var r = 0u; r < R; r += 2u) {
-                let n = n0 + r;
-                if (r + 1u < R && n + 1u < p.n) {
-                    st2_y(m * p.n + n, red[(r * MR + i) * WG], red[((r + 1u) * MR + i) * WG]);
-                } else if (n < p.n) {
-                    st_y(m * p.n + n, red[(r * MR + i) * WG]);
-                }
+    // one thread a pair of weight rows of one x row: a 16-bit y word is written by one thread
+    for (var a = lid; a < (R + 1u) / 2u * MR; a += WG) {
+        let i = a % MR;
+        let r = (a / MR) * 2u;
+        let m = m0 + i;
+        let n = n0 + r;
+        if (m < p.m) {
+            if (r + 1u < R && n + 1u < p.n) {
+                st2_y(m * p.n + n, red[(r * MR + i) * STRIDE], red[((r + 1u) * MR + i) * STRIDE]);
+            } else if (n < p.n) {
+                st_y(m * p.n + n, red[(r * MR + i) * STRIDE]);
             }
         }
     }

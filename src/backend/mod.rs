@@ -61,6 +61,22 @@ pub trait Backend: Send + Sync {
         let _ = t;
         Err(refused(self, Capability::PipelinedDecode))
     }
+    /// `submit_readback` whose result outlives the borrow of the device: the serving engine keeps
+    /// one step's read-back across calls while it records the next. A device without pipelined
+    /// decode reads the tensor now and the ticket holds the bytes.
+    fn start_read(&self, t: &Tensor) -> Result<ReadTicket> {
+        Ok(ReadTicket::Ready(self.download(t)?))
+    }
+    /// The bytes of a ticket from `start_read` on this device (waits for the copy).
+    fn finish_read(&self, ticket: ReadTicket) -> Result<Vec<u8>> {
+        match ticket {
+            ReadTicket::Ready(b) => Ok(b),
+            ReadTicket::Pending(id) => Err(crate::error::Error::Other(format!(
+                "{}: read-back {id} was not started on this device",
+                self.name()
+            ))),
+        }
+    }
     /// GPU timestamp profiling on or off (turning it off always succeeds).
     fn set_profiling(&self, on: bool) -> Result<()> {
         if on {
@@ -150,6 +166,14 @@ impl<'a> PendingRead<'a> {
     pub fn wait(self) -> Result<Vec<u8>> {
         (self.wait)()
     }
+}
+
+/// A read-back from `Backend::start_read`: the bytes already, or the device's handle of a copy in
+/// flight (redeemed once, with `Backend::finish_read` on the same device).
+#[derive(Debug)]
+pub enum ReadTicket {
+    Ready(Vec<u8>),
+    Pending(u64),
 }
 
 /// The refusal error for `desc` on `device`.

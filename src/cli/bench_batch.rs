@@ -49,22 +49,21 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
         while !s.is_idle() {
             let profile = b.profile && n == biggest && t_first.is_some() && profiled.is_null();
             if profile {
+                // one step alone in flight, so the timestamps are that step's
+                s.set_pipelining(false);
+                while s.steps_in_flight() > 0 {
+                    count(&mut s.step()?, &mut first, &mut tokens_after, &mut t_first, n);
+                }
                 if let Support::Yes = s.engine.dev.capability(Capability::Timestamps) {
                     s.engine.dev.set_profiling(true)?;
                 }
             }
-            let ev = s.step()?;
+            let mut ev = s.step()?;
             if profile {
                 profiled = profile_rows(&mut s, n)?;
+                s.set_pipelining(true);
             }
-            if t_first.is_some() {
-                tokens_after += ev.len() as u64;
-            } else {
-                first += ev.len();
-                if first >= n {
-                    t_first = Some(Instant::now());
-                }
-            }
+            count(&mut ev, &mut first, &mut tokens_after, &mut t_first, n);
         }
         let total = t0.elapsed().as_secs_f64();
         let tf = t_first.map(|t| (t - t0).as_secs_f64()).unwrap_or(total);
@@ -92,6 +91,25 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
         e = s.into_engine();
     }
     Ok(json!(rows))
+}
+
+/// Counts a step's tokens: the first token of every request, then the tokens after.
+fn count(
+    ev: &mut Vec<crate::serve::Event>,
+    first: &mut usize,
+    after: &mut u64,
+    t_first: &mut Option<Instant>,
+    n: usize,
+) {
+    if t_first.is_some() {
+        *after += ev.len() as u64;
+    } else {
+        *first += ev.len();
+        if *first >= n {
+            *t_first = Some(Instant::now());
+        }
+    }
+    ev.clear();
 }
 
 /// The kernel time of the decode step just run (the profile was on for it).

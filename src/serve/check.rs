@@ -32,7 +32,9 @@ impl Scheduler {
                     s.tokens.len()
                 ));
             }
-            let (lo, hi) = (s.computed.div_ceil(bs), s.tokens.len().div_ceil(bs));
+            // with an ahead step in flight, blocks also cover the token it feeds (not yet known)
+            let pending = usize::from(self.steps_in_flight() == 2);
+            let (lo, hi) = (s.computed.div_ceil(bs), (s.tokens.len() + pending).div_ceil(bs));
             if s.blocks.len() < lo || s.blocks.len() > hi {
                 return Err(format!(
                     "request {id}: {} blocks for {} computed of {} tokens",

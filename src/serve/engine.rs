@@ -13,9 +13,9 @@
 //! its prompt's chunking, preempted or not.
 use super::{
     parse_kv_dtype, FinishReason, KvGeometry, KvMemory, Request, RequestId, Scheduler, SchedulerConfig, ServeError,
-    Stats, StepResult, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS,
+    Stats, StepPlan, StepResult, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS,
 };
-use crate::backend::Support;
+use crate::backend::{Capability, ReadTicket, Support};
 use crate::dtype::DType;
 use crate::engine::sampler::{log_softmax, sample_params, top_logprobs, uniform24, Sampler, Sampling};
 use crate::engine::Engine;
@@ -86,8 +86,9 @@ struct PlanBuffers {
     sample_rows: Tensor,
     /// `Op::Sample`'s params rows [max_seqs, 4]
     sample_params: Tensor,
-    /// `Op::Sample`'s ids [R, 1 + K] then its logprobs [R, 1 + K] (as f32), read back at once
-    picked: Tensor,
+    /// two picks buffers, used in turn: `Op::Sample`'s ids [R, 1 + K] then its logprobs
+    /// [R, 1 + K] (as f32), read back at once
+    picked: [Tensor; 2],
     /// block-table columns the buffer holds per sequence
     max_blocks: usize,
 }
@@ -112,12 +113,52 @@ impl Family {
     }
 }
 
+/// The picks of a step: none (it samples no row), a read-back in flight of `n` ids then `n`
+/// logprobs, or already chosen on the host.
+#[allow(clippy::type_complexity)]
+enum Pick {
+    Nothing,
+    Device(ReadTicket, usize),
+    Host(Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>),
+}
+
+/// A step submitted and not yet committed.
+struct Flight {
+    plan: StepPlan,
+    /// alternatives asked (`Op::Sample`'s K)
+    k: usize,
+    /// the picks buffer its `Op::Sample` writes
+    picked: usize,
+    read: Pick,
+}
+
+/// `Op::Sample`'s description for `r` rows of `v` logits and `k` alternatives.
+fn sample_desc(r: usize, v: usize, k: usize) -> OpDesc {
+    OpDesc::new(
+        Op::Sample { k },
+        vec![
+            TensorDesc::new(DType::F32, &[r, v]),
+            TensorDesc::new(DType::F32, &[r, 4]),
+        ],
+        vec![
+            TensorDesc::new(DType::U32, &[r, 1 + k]),
+            TensorDesc::new(DType::F32, &[r, 1 + k]),
+        ],
+    )
+}
+
 pub struct ServeEngine {
+    /// steps submitted, oldest first (two while pipelined); declared first, so dropped first
+    flights: std::collections::VecDeque<Flight>,
     pub engine: Engine,
     sched: Scheduler,
     pools: KvPools,
     family: Family,
     bufs: PlanBuffers,
+    /// the picks buffer the next non-ahead step writes
+    next_picked: usize,
+    /// steps overlap (see `step`)
+    pipelined: bool,
     steps: u64,
     tokens_fed: u64,
 }
@@ -189,7 +230,10 @@ impl ServeEngine {
             seqs: u(opts.max_seqs * 3)?,
             sample_rows: u(opts.max_seqs)?,
             sample_params: dev.alloc(DType::F32, &[opts.max_seqs.max(1), 4])?,
-            picked: u(opts.max_seqs * 2 * (1 + MAX_TOP_LOGPROBS))?,
+            picked: [
+                u(opts.max_seqs * 2 * (1 + MAX_TOP_LOGPROBS))?,
+                u(opts.max_seqs * 2 * (1 + MAX_TOP_LOGPROBS))?,
+            ],
             max_blocks,
         };
         log::info!(
@@ -200,7 +244,10 @@ impl ServeEngine {
             opts.max_seqs,
             opts.max_batch_tokens
         );
-        Ok(ServeEngine {
+        let mut e = ServeEngine {
+            flights: Default::default(),
+            next_picked: 0,
+            pipelined: false,
             engine,
             sched,
             pools,
@@ -208,7 +255,9 @@ impl ServeEngine {
             bufs,
             steps: 0,
             tokens_fed: 0,
-        })
+        };
+        e.pipelined = e.pipelined_ok();
+        Ok(e)
     }
 
     /// Queues a request; refused (with the reason) when it could never run.
@@ -237,7 +286,24 @@ impl ServeEngine {
         self.sched.stats()
     }
 
-    /// True when no request is waiting or running.
+    /// Whether steps overlap (on where the device allows it). Off: each step's tokens come back
+    /// before the next is planned (the same tokens either way: for tests and profiles).
+    pub fn set_pipelining(&mut self, on: bool) {
+        self.pipelined = on && self.pipelined_ok();
+    }
+
+    fn pipelined_ok(&self) -> bool {
+        let dev = self.engine.dev.as_ref();
+        dev.capability(Capability::PipelinedDecode).is_yes()
+            && dev.supports(&sample_desc(1, self.engine.cfg.vocab_size, 0)).is_yes()
+    }
+
+    /// Steps submitted whose tokens are not back yet.
+    pub fn steps_in_flight(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// True when no request is waiting, running or in flight.
     pub fn is_idle(&self) -> bool {
         self.sched.is_idle()
     }
@@ -254,12 +320,55 @@ impl ServeEngine {
     }
 
     /// Runs one scheduled step and returns the tokens it produced (none when nothing ran or
-    /// only prefill chunks that sample nothing ran).
+    /// only prefill chunks that sample nothing ran). Pipelined where the device reads back
+    /// asynchronously and samples on the device: the step after this one is planned
+    /// (`Scheduler::schedule_ahead`), recorded and submitted before this one's tokens are read
+    /// back, its token ids taken on the device from this step's picks, so the host records a step
+    /// while the device runs the previous one. Its tokens come out of the next call.
     pub fn step(&mut self) -> Result<Vec<Event>> {
-        let plan = self.sched.schedule()?;
-        if plan.is_empty() {
-            return Ok(vec![]);
+        if self.flights.is_empty() {
+            let plan = self.sched.schedule()?;
+            if plan.is_empty() {
+                return Ok(vec![]);
+            }
+            self.launch(plan, None)?;
         }
+        if self.pipelined && self.flights.len() == 1 && self.flights[0].k == 0 {
+            if let Some(plan) = self.sched.schedule_ahead() {
+                let ids = self.flights[0].picked;
+                self.launch(plan, Some(ids))?;
+            }
+        }
+        let f = self.flights.pop_front().expect("a step in flight");
+        let picked = self.finish(f.plan.seqs.iter().filter(|q| q.sample).collect(), f.k, f.read)?;
+        let mut sampled = Vec::with_capacity(picked.len());
+        let mut extra: HashMap<RequestId, (Option<f64>, Vec<(u32, f64)>)> = HashMap::new();
+        for (id, tok, lp) in picked {
+            sampled.push((id, tok));
+            if let Some(lp) = lp {
+                extra.insert(id, lp);
+            }
+        }
+        let events = self.sched.commit(&StepResult { sampled })?;
+        Ok(events
+            .into_iter()
+            .map(|e| {
+                let (logprob, top) = extra.remove(&e.id).unwrap_or_default();
+                Event {
+                    id: e.id,
+                    token: e.token,
+                    logprob,
+                    top,
+                    finish: e.finish,
+                }
+            })
+            .collect())
+    }
+
+    /// Uploads `plan`, records the family's forward and the sampling of its rows, and submits it
+    /// with the read-back of the picks. `ids_from`: the picks buffer whose first rows are this
+    /// plan's token ids (an ahead plan), else the ids go up from the host.
+    fn launch(&mut self, plan: StepPlan, ids_from: Option<usize>) -> Result<()> {
         let (t, s) = (plan.num_tokens(), plan.seqs.len());
         let rows: Vec<u32> = plan.sample_rows().into_iter().map(|r| r as u32).collect();
         let r = rows.len();
@@ -275,18 +384,24 @@ impl ServeEngine {
         }
         let dev = self.engine.dev.as_ref();
         let b = &self.bufs;
+        let ids = match ids_from {
+            Some(p) => b.picked[p].view(0, &[t])?,
+            None => b.ids.view(0, &[t])?,
+        };
         let batch = Batch {
             t,
             s,
             r,
-            ids: b.ids.view(0, &[t])?,
+            ids,
             positions: b.positions.view(0, &[t])?,
             slots: b.slots.view(0, &[t])?,
             block_tables: b.block_tables.view(0, &[s, mb])?,
             seqs: b.seqs.view(0, &[s, 3])?,
             sample_rows: b.sample_rows.view(0, &[r.max(1)])?,
         };
-        dev.upload(&batch.ids, &u32s(&plan.token_ids()))?;
+        if ids_from.is_none() {
+            dev.upload(&batch.ids, &u32s(&plan.token_ids()))?;
+        }
         dev.upload(&batch.positions, &u32s(&plan.positions()))?;
         dev.upload(&batch.slots, &u32s(&plan.slots()))?;
         dev.upload(&batch.block_tables, &u32s(&tables))?;
@@ -313,82 +428,52 @@ impl ServeEngine {
         }
         self.steps += 1;
         self.tokens_fed += t as u64;
-        let picked = if r == 0 {
-            vec![]
+        // the picks alternate between two buffers: an ahead step reads its ids from one while
+        // its own picks go to the other
+        let picked = ids_from.map_or(self.next_picked, |p| 1 - p);
+        self.next_picked = 1 - picked;
+        let asks: Vec<&super::PlannedSeq> = plan.seqs.iter().filter(|q| q.sample).collect();
+        let (k, read) = if asks.is_empty() {
+            (0, Pick::Nothing)
         } else {
-            let asks: Vec<(&super::PlannedSeq, usize)> = plan
-                .seqs
-                .iter()
-                .filter(|q| q.sample)
-                .map(|q| (q, q.generated))
-                .collect();
-            self.pick(&asks)?
+            self.record_pick(&asks, picked)?
         };
-        let mut sampled = Vec::with_capacity(r);
-        let mut extra: HashMap<RequestId, (Option<f64>, Vec<(u32, f64)>)> = HashMap::new();
-        for (id, tok, lp) in picked {
-            sampled.push((id, tok));
-            if let Some(lp) = lp {
-                extra.insert(id, lp);
+        self.flights.push_back(Flight { plan, k, picked, read });
+        Ok(())
+    }
+    /// The loaded model back (its KV pools freed), for another engine over the same weights. A
+    /// step still in flight is waited for first.
+    pub fn into_engine(mut self) -> Engine {
+        while let Some(f) = self.flights.pop_front() {
+            if let Pick::Device(t, _) = f.read {
+                let _ = self.engine.dev.finish_read(t);
             }
         }
-        let events = self.sched.commit(&StepResult { sampled })?;
-        Ok(events
-            .into_iter()
-            .map(|e| {
-                let (logprob, top) = extra.remove(&e.id).unwrap_or_default();
-                Event {
-                    id: e.id,
-                    token: e.token,
-                    logprob,
-                    top,
-                    finish: e.finish,
-                }
-            })
-            .collect())
-    }
-
-    /// The loaded model back (its KV pools freed), for another engine over the same weights.
-    pub fn into_engine(self) -> Engine {
         self.engine
     }
 
-    /// Each sampled row's (request, token, (logprob, alternatives) when asked), rows in plan order:
-    /// one `Op::Sample` over the rows and one download, or argmax and the host sampler where the
-    /// device refuses the op.
-    #[allow(clippy::type_complexity)]
-    fn pick(
-        &self,
-        rows: &[(&super::PlannedSeq, usize)],
-    ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
+    /// Records the choice of each sampled row's token (`asks`, rows in plan order): one
+    /// `Op::Sample` over the rows into picks buffer `picked`, submitted with its read-back. Where
+    /// the device refuses the op: argmax and the host sampler, now. Returns the alternatives
+    /// asked (K) and the pending picks.
+    fn record_pick(&self, asks: &[&super::PlannedSeq], picked: usize) -> Result<(usize, Pick)> {
         let dev = self.engine.dev.as_ref();
-        let (r, v) = (rows.len(), self.engine.cfg.vocab_size);
-        let k = rows
+        let (r, v) = (asks.len(), self.engine.cfg.vocab_size);
+        let k = asks
             .iter()
-            .filter_map(|(q, _)| q.sampling.logprobs)
+            .filter_map(|q| q.sampling.logprobs)
             .max()
             .unwrap_or(0)
             .min(v);
         let op = Op::Sample { k };
-        let desc = OpDesc::new(
-            op.clone(),
-            vec![
-                TensorDesc::new(DType::F32, &[r, v]),
-                TensorDesc::new(DType::F32, &[r, 4]),
-            ],
-            vec![
-                TensorDesc::new(DType::U32, &[r, 1 + k]),
-                TensorDesc::new(DType::F32, &[r, 1 + k]),
-            ],
-        );
-        if let Support::No(why) = dev.supports(&desc) {
+        if let Support::No(why) = dev.supports(&sample_desc(r, v, k)) {
             log::debug!("sampling on the host: {why}");
-            return self.pick_on_host(rows);
+            return Ok((k, Pick::Host(self.pick_on_host(asks)?)));
         }
-        let params: Vec<f32> = rows
+        let params: Vec<f32> = asks
             .iter()
-            .flat_map(|&(q, generated)| {
-                let p = &q.sampling;
+            .flat_map(|q| {
+                let (p, generated) = (&q.sampling, q.generated);
                 let greedy = token_sampling(p, generated).is_greedy();
                 let u = if greedy { 0.0 } else { token_u(p, generated) };
                 sample_params(if greedy { 0.0 } else { p.temperature }, p.top_k, p.top_p, u)
@@ -397,20 +482,38 @@ impl ServeEngine {
         let pv = self.bufs.sample_params.view(0, &[r, 4])?;
         dev.upload(&pv, &params.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
         let n = r * (1 + k);
-        let ids = self.bufs.picked.view(0, &[r, 1 + k])?;
-        let lps = self.bufs.picked.view(n, &[r, 1 + k])?.bitcast(DType::F32)?;
+        let buf = &self.bufs.picked[picked];
+        let ids = buf.view(0, &[r, 1 + k])?;
+        let lps = buf.view(n, &[r, 1 + k])?.bitcast(DType::F32)?;
         dev.run(
             &op,
             &[&self.family.logits_and_next().0.view(0, &[r, v])?, &pv],
             &[&ids, &lps],
         )?;
         // the one read-back of the step: ids and logprobs together
-        let bytes = dev.download(&self.bufs.picked.view(0, &[2 * n])?)?;
+        Ok((k, Pick::Device(dev.start_read(&buf.view(0, &[2 * n])?)?, n)))
+    }
+
+    /// Each sampled row's (request, token, (logprob, alternatives) when asked), rows in plan order,
+    /// once the picks of `record_pick` are back.
+    #[allow(clippy::type_complexity)]
+    fn finish(
+        &self,
+        asks: Vec<&super::PlannedSeq>,
+        k: usize,
+        read: Pick,
+    ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
+        let (ticket, n) = match read {
+            Pick::Nothing => return Ok(vec![]),
+            Pick::Host(done) => return Ok(done),
+            Pick::Device(t, n) => (t, n),
+        };
+        let bytes = self.engine.dev.finish_read(ticket)?;
         let word = |i: usize| u32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().unwrap());
-        Ok(rows
+        Ok(asks
             .iter()
             .enumerate()
-            .map(|(row, &(q, _))| {
+            .map(|(row, q)| {
                 let at = row * (1 + k);
                 let lp = q.sampling.logprobs.map(|kq| {
                     let alts = (1..=kq.min(k)).map(|c| (word(at + c), f32::from_bits(word(n + at + c)) as f64));
@@ -426,7 +529,7 @@ impl ServeEngine {
     #[allow(clippy::type_complexity)]
     fn pick_on_host(
         &self,
-        rows: &[(&super::PlannedSeq, usize)],
+        rows: &[&super::PlannedSeq],
     ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
         let dev = self.engine.dev.as_ref();
         let (r, v) = (rows.len(), self.engine.cfg.vocab_size);
@@ -436,8 +539,8 @@ impl ServeEngine {
         dev.run(&Op::Argmax, &[&logits], &[&next])?;
         let argmax = dev.download(&next)?;
         let mut out = Vec::with_capacity(r);
-        for (row, &(q, generated)) in rows.iter().enumerate() {
-            let p = &q.sampling;
+        for (row, q) in rows.iter().enumerate() {
+            let (p, generated) = (&q.sampling, q.generated);
             let mut tok = u32::from_le_bytes(argmax[row * 4..row * 4 + 4].try_into().unwrap());
             let sampling = token_sampling(p, generated);
             let mut lp = None;

@@ -35,9 +35,13 @@
 //!    sampled, for a per-request counter-based random stream, so preemption and batching do not
 //!    change a seeded request's output).
 //! 4. `commit(&StepResult { sampled: [(id, token)] })` returns the `TokenEvent`s to stream (the
-//!    last one of a request carries its `FinishReason`: stop, eos or length). `schedule` and
-//!    `commit` alternate strictly: one step in flight at a time (a second `schedule` before the
-//!    commit is refused with `ServeError::Protocol`).
+//!    last one of a request carries its `FinishReason`: stop, eos or length). `schedule` needs
+//!    every planned step committed (else `ServeError::Protocol`). To overlap steps, the engine may
+//!    call `schedule_ahead()` while one step is in flight: in the steady state (every running
+//!    sequence sampled in that step, nobody waiting, blocks free) it plans each running
+//!    sequence's next decode with the token id still unknown (`PENDING_TOKEN`: the engine feeds
+//!    the id the step in flight picks, on the device). Commits come in plan order; a sequence
+//!    that stopped in the first step has its ahead token dropped.
 //!
 //! `stats()`: running, waiting, blocks used / idle-cached / free, prefix-cache hits, misses,
 //! evictions and hit rate, preemptions.
@@ -73,7 +77,7 @@ pub use engine::{Event, ServeEngine, ServeOptions};
 pub use plan::{PlannedSeq, StepPlan, StepResult};
 pub use prefix_cache::{BlockKey, PrefixCache};
 pub use request::{FinishReason, RefuseReason, Request, RequestId, SamplingParams, Stats, TokenEvent};
-pub use scheduler::{Scheduler, SchedulerConfig, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS};
+pub use scheduler::{Scheduler, SchedulerConfig, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS, PENDING_TOKEN};
 
 /// Everything the serving layer refuses, by name.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -11,6 +11,9 @@ use super::ServeError;
 use crate::model::config::Config;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
+/// The token id an ahead plan feeds where the id is still on the device (`schedule_ahead`).
+pub const PENDING_TOKEN: u32 = u32::MAX;
+
 /// The scheduler's limits. `SchedulerConfig::for_model` fills the model's part.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchedulerConfig {
@@ -131,7 +134,8 @@ pub struct Scheduler {
     pub(super) running: Vec<Seq>,
     live: HashSet<RequestId>,
     free_state_slots: BTreeSet<usize>,
-    in_flight: Option<Vec<Flight>>,
+    /// planned and not yet committed, oldest first: at most two (`schedule_ahead`)
+    in_flight: VecDeque<Vec<Flight>>,
     step: u64,
     preemptions: u64,
     finished: u64,
@@ -149,7 +153,7 @@ impl Scheduler {
             waiting: VecDeque::new(),
             running: Vec::new(),
             live: HashSet::new(),
-            in_flight: None,
+            in_flight: VecDeque::new(),
             step: 0,
             preemptions: 0,
             finished: 0,
@@ -162,9 +166,9 @@ impl Scheduler {
     pub(super) fn live_len(&self) -> usize {
         self.live.len()
     }
-    /// Nothing waiting or running.
+    /// Nothing waiting, running or in flight.
     pub fn is_idle(&self) -> bool {
-        self.running.is_empty() && self.waiting.is_empty()
+        self.running.is_empty() && self.waiting.is_empty() && self.in_flight.is_empty()
     }
 
     fn blocks_for(&self, tokens: usize) -> usize {
@@ -258,9 +262,14 @@ impl Scheduler {
         }
     }
 
-    /// Plans the next step. The previous plan must have been committed first (one step in flight).
+    /// Steps planned and not yet committed.
+    pub fn steps_in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Plans the next step. Every planned step must have been committed first.
     pub fn schedule(&mut self) -> Result<StepPlan, ServeError> {
-        if self.in_flight.is_some() {
+        if !self.in_flight.is_empty() {
             return Err(ServeError::Protocol(format!(
                 "schedule: step {} is not committed yet",
                 self.step - 1
@@ -333,7 +342,12 @@ impl Scheduler {
                 .map(|&(i, n)| self.plan_seq(&self.running[i], n))
                 .collect(),
         };
-        self.in_flight = Some(
+        self.push_flight(&plan);
+        Ok(plan)
+    }
+
+    fn push_flight(&mut self, plan: &StepPlan) {
+        self.in_flight.push_back(
             plan.seqs
                 .iter()
                 .map(|p| Flight {
@@ -344,7 +358,60 @@ impl Scheduler {
                 .collect(),
         );
         self.step += 1;
-        Ok(plan)
+    }
+
+    /// Plans the step after the one in flight before that step's tokens are known, so the engine
+    /// can record it while the device runs the other: every running sequence decodes the token the
+    /// step in flight samples for it (its id is `PENDING_TOKEN` here; the engine feeds it from the
+    /// device). Only in the steady state where that is all the next step would do anyway: exactly
+    /// one step in flight, in which every running sequence (in running order) sampled; nobody
+    /// waiting; no sequence that finishes by length in the step in flight; blocks for every new
+    /// token free without preemption. None otherwise (the engine then commits first). A sequence
+    /// that stops in the step in flight (EOS, a stop token, an abort) has its ahead token dropped
+    /// at the commit; its slot was in a block of its own, released with it.
+    pub fn schedule_ahead(&mut self) -> Option<StepPlan> {
+        if self.in_flight.len() != 1 || !self.waiting.is_empty() || self.running.is_empty() {
+            return None;
+        }
+        let f = &self.in_flight[0];
+        if f.len() != self.running.len() || !f.iter().zip(&self.running).all(|(f, s)| f.sample && f.id == s.req.id) {
+            return None;
+        }
+        let mut need = 0;
+        for s in &self.running {
+            // the token in flight is index `generated`; it must not be the last one allowed
+            let len = s.tokens.len() + 1;
+            if s.generated() + 1 >= s.req.max_tokens || len >= self.cfg.max_model_len {
+                return None;
+            }
+            need += self.blocks_for(len) - s.blocks.len();
+        }
+        if need > self.cache.available() {
+            return None;
+        }
+        let bs = self.cfg.block_size;
+        let mut seqs = Vec::with_capacity(self.running.len());
+        for i in 0..self.running.len() {
+            let p = self.running[i].tokens.len();
+            let grow = self.blocks_for(p + 1) - self.running[i].blocks.len();
+            self.grow(i, grow);
+            let s = &self.running[i];
+            seqs.push(PlannedSeq {
+                id: s.req.id,
+                tokens: vec![PENDING_TOKEN],
+                positions: vec![p as u32],
+                slots: vec![s.blocks[p / bs] * bs as u32 + (p % bs) as u32],
+                block_table: s.blocks.clone(),
+                context_len: p + 1,
+                sample: true,
+                generated: s.generated() + 1,
+                state_slot: s.state_slot,
+                sampling: s.req.sampling.clone(),
+            });
+        }
+        let plan = StepPlan { step: self.step, seqs };
+        self.push_flight(&plan);
+        Some(plan)
     }
 
     fn plan_seq(&self, s: &Seq, n: usize) -> PlannedSeq {
@@ -373,7 +440,7 @@ impl Scheduler {
     /// (stop token, EOS, max_tokens, the context) release their blocks. On a malformed result
     /// nothing changes and the step stays in flight.
     pub fn commit(&mut self, result: &StepResult) -> Result<Vec<TokenEvent>, ServeError> {
-        let Some(flights) = self.in_flight.take() else {
+        let Some(flights) = self.in_flight.pop_front() else {
             return Err(ServeError::Protocol("commit: no step in flight".into()));
         };
         let mut sampled: HashMap<RequestId, u32> = HashMap::new();
@@ -392,7 +459,7 @@ impl Scheduler {
             }
         }
         if let Some(e) = bad {
-            self.in_flight = Some(flights);
+            self.in_flight.push_front(flights);
             return Err(ServeError::Protocol(e));
         }
 

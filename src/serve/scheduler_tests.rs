@@ -1,5 +1,6 @@
 //! Unit tests of the scheduler: packing, chunking, refusals, finish reasons, abort, preemption,
 //! prefix hits and the schedule/commit protocol. (The randomized run is in sim_tests.rs.)
+use super::scheduler::PENDING_TOKEN;
 use super::*;
 
 fn cfg(num_blocks: usize, max_batch_tokens: usize, max_seqs: usize) -> SchedulerConfig {
@@ -316,4 +317,94 @@ fn for_model_turns_prefix_caching_off_for_the_hybrid() {
     ));
     let c = SchedulerConfig::for_model(&load("qwen3-tiny"), 64);
     assert!(c.prefix_caching && c.recurrent_state.is_none());
+}
+
+/// Commits the oldest step in flight, sampling `token` for every sampling sequence of `plan`.
+fn commit_ahead(s: &mut Scheduler, plan: &StepPlan, token: u32) -> Vec<TokenEvent> {
+    commit_all(s, plan, token)
+}
+
+#[test]
+fn an_ahead_step_decodes_the_tokens_in_flight() {
+    let mut s = Scheduler::new(cfg(32, 64, 8)).unwrap();
+    s.add(Request::greedy(0, prompt(3, 1), 10)).unwrap();
+    s.add(Request::greedy(1, prompt(4, 50), 10)).unwrap();
+    assert!(s.schedule_ahead().is_none(), "nothing in flight");
+    let p0 = s.schedule().unwrap();
+    let a = s.schedule_ahead().expect("both sample in the step in flight");
+    s.check_invariants().unwrap();
+    assert!(s.schedule_ahead().is_none(), "at most two steps in flight");
+    assert!(matches!(s.schedule(), Err(ServeError::Protocol(_))));
+    let got: Vec<_> = a
+        .seqs
+        .iter()
+        .map(|q| (q.id.0, q.tokens.clone(), q.positions[0], q.generated))
+        .collect();
+    assert_eq!(got, [(0, vec![PENDING_TOKEN], 3, 1), (1, vec![PENDING_TOKEN], 4, 1)]);
+    // position 4 of request 1 opens its second block, taken now
+    assert_eq!(a.seqs[1].block_table.len(), 2);
+    assert_eq!(a.seqs[1].slots[0], a.seqs[1].block_table[1] * 4);
+    let ev = commit_all(&mut s, &p0, 7);
+    assert_eq!(ev.len(), 2);
+    let ev = commit_ahead(&mut s, &a, 8);
+    assert_eq!(ev.iter().map(|e| e.token).collect::<Vec<_>>(), [8, 8]);
+    s.check_invariants().unwrap();
+    // the next plain step feeds the ahead step's tokens
+    let p = s.schedule().unwrap();
+    assert_eq!(
+        p.seqs.iter().map(|q| (q.tokens[0], q.positions[0])).collect::<Vec<_>>(),
+        [(8, 4), (8, 5)]
+    );
+}
+
+#[test]
+fn a_sequence_that_stops_in_flight_drops_its_ahead_token() {
+    let mut s = Scheduler::new(cfg(32, 64, 8)).unwrap();
+    s.add(Request::greedy(0, prompt(4, 1), 10)).unwrap();
+    s.add(Request::greedy(1, prompt(4, 50), 10)).unwrap();
+    let p0 = s.schedule().unwrap();
+    let a = s.schedule_ahead().unwrap();
+    // request 0 samples EOS (99) in the step in flight; request 1 goes on
+    let ev = s
+        .commit(&StepResult {
+            sampled: vec![(RequestId(0), 99), (RequestId(1), 7)],
+        })
+        .unwrap();
+    assert_eq!(ev[0].finish, Some(FinishReason::Eos));
+    s.check_invariants().unwrap();
+    let ev = commit_ahead(&mut s, &a, 8);
+    assert_eq!(
+        ev.iter().map(|e| e.id.0).collect::<Vec<_>>(),
+        [1],
+        "request 0's ahead token is dropped"
+    );
+    s.check_invariants().unwrap();
+    assert_eq!(s.stats().running, 1);
+    let _ = p0;
+}
+
+#[test]
+fn no_ahead_step_when_one_would_do_something_else() {
+    // a request that finishes by length in the step in flight
+    let mut s = Scheduler::new(cfg(32, 64, 8)).unwrap();
+    s.add(Request::greedy(0, prompt(4, 1), 1)).unwrap();
+    let _ = s.schedule().unwrap();
+    assert!(s.schedule_ahead().is_none(), "its last token is in flight");
+    // somebody waiting
+    let mut s = Scheduler::new(cfg(32, 4, 2)).unwrap();
+    s.add(Request::greedy(0, prompt(4, 1), 5)).unwrap();
+    s.add(Request::greedy(1, prompt(4, 50), 5)).unwrap();
+    let _ = s.schedule().unwrap();
+    assert!(s.schedule_ahead().is_none(), "request 1 waits");
+    // a chunk that samples nothing
+    let mut s = Scheduler::new(cfg(32, 3, 2)).unwrap();
+    s.add(Request::greedy(0, prompt(6, 1), 5)).unwrap();
+    let _ = s.schedule().unwrap();
+    assert!(s.schedule_ahead().is_none(), "a prefill chunk in flight");
+    // no free block for the new tokens
+    let mut s = Scheduler::new(cfg(2, 8, 8)).unwrap();
+    s.add(Request::greedy(0, prompt(4, 1), 5)).unwrap();
+    s.add(Request::greedy(1, prompt(3, 50), 2)).unwrap();
+    let _ = s.schedule().unwrap();
+    assert!(s.schedule_ahead().is_none(), "position 4 needs a second block");
 }

@@ -3,6 +3,7 @@
 //! then a sampling sequence reads its whole context back through its block table. So a wrong slot,
 //! a block handed to two sequences, a block freed while still in use or a bad recompute after
 //! preemption changes the context the model sees, hence its tokens, and the run fails.
+use super::scheduler::PENDING_TOKEN;
 use super::*;
 use crate::util::Rng;
 use std::collections::{HashMap, HashSet};
@@ -106,6 +107,7 @@ fn simulate(seed: u64, sim: &Sim) -> Stats {
     let mut reasons = HashMap::new();
     let mut aborted = HashSet::new();
     let mut added = 0;
+    let mut aheads = 0;
     for _step in 0..20_000 {
         // random arrivals, prompts often sharing a prefix
         while added < sim.requests && rng.uniform() < 0.4 {
@@ -132,6 +134,21 @@ fn simulate(seed: u64, sim: &Sim) -> Stats {
             .unwrap_or_else(|e| panic!("seed {seed} after schedule {}: {e}", plan.step));
         assert!(plan.num_tokens() <= cfg.max_batch_tokens && plan.seqs.len() <= cfg.max_seqs);
         let result = run_step(&s, &mut kv, &plan);
+        // half the time the next step is planned before this one is committed (a pipelined
+        // engine): its pending ids are this step's picks, as the device would feed them
+        let mut steps = vec![(plan.step, result)];
+        if rng.uniform() < 0.5 {
+            if let Some(mut ahead) = s.schedule_ahead() {
+                s.check_invariants()
+                    .unwrap_or_else(|e| panic!("seed {seed} after schedule_ahead {}: {e}", ahead.step));
+                for q in &mut ahead.seqs {
+                    assert_eq!(q.tokens, [PENDING_TOKEN]);
+                    q.tokens = vec![steps[0].1.sampled.iter().find(|x| x.0 == q.id).expect("sampled").1];
+                }
+                steps.push((ahead.step, run_step(&s, &mut kv, &ahead)));
+                aheads += 1;
+            }
+        }
         // an abort while the step is in flight, or between steps
         if rng.uniform() < sim.abort_p && !plan.seqs.is_empty() {
             let id = plan.seqs[(rng.next_u64() % plan.seqs.len() as u64) as usize].id;
@@ -140,15 +157,22 @@ fn simulate(seed: u64, sim: &Sim) -> Stats {
             s.check_invariants()
                 .unwrap_or_else(|e| panic!("seed {seed} after abort of {id}: {e}"));
         }
-        for e in s.commit(&result).unwrap() {
-            assert!(!aborted.contains(&e.id), "a token for aborted request {}", e.id);
-            got.entry(e.id).or_default().push(e.token);
-            if let Some(r) = e.finish {
-                assert!(reasons.insert(e.id, r).is_none(), "request {} finished twice", e.id);
+        for (step, result) in steps {
+            for e in s.commit(&result).unwrap() {
+                assert!(!aborted.contains(&e.id), "a token for aborted request {}", e.id);
+                assert!(
+                    !reasons.contains_key(&e.id),
+                    "a token for request {} after its finish",
+                    e.id
+                );
+                got.entry(e.id).or_default().push(e.token);
+                if let Some(r) = e.finish {
+                    assert!(reasons.insert(e.id, r).is_none(), "request {} finished twice", e.id);
+                }
             }
+            s.check_invariants()
+                .unwrap_or_else(|e| panic!("seed {seed} after commit {step}: {e}"));
         }
-        s.check_invariants()
-            .unwrap_or_else(|e| panic!("seed {seed} after commit {}: {e}", plan.step));
     }
     assert!(s.is_idle(), "seed {seed}: not done after 20000 steps: {:?}", s.stats());
     for (id, (tokens, reason)) in &want {
@@ -170,6 +194,7 @@ fn simulate(seed: u64, sim: &Sim) -> Stats {
         "seed {seed}: {st:?}"
     );
     assert_eq!(st.finished + st.aborted, sim.requests as u64);
+    assert!(aheads > 0, "seed {seed}: no step was planned ahead");
     st
 }
 

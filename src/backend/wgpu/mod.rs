@@ -34,7 +34,7 @@ mod tuning;
 pub use context::{Caps, Readback, WgpuBackend, WgpuStorage};
 pub use tuning::{Checks, MatvecShape, SyncAfter, Tuning};
 
-use super::{refused, unsupported, Backend, Capability, PendingRead, Support};
+use super::{refused, unsupported, Backend, Capability, PendingRead, ReadTicket, Support};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
@@ -158,6 +158,29 @@ impl Backend for WgpuBackend {
     fn submit_readback(&self, t: &Tensor) -> Result<PendingRead<'_>> {
         let rb = WgpuBackend::submit_readback(self, t)?;
         Ok(PendingRead::new(move || rb.wait(self)))
+    }
+
+    fn start_read(&self, t: &Tensor) -> Result<ReadTicket> {
+        let rb = WgpuBackend::submit_readback(self, t)?;
+        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.reads.lock().unwrap().insert(id, rb);
+        Ok(ReadTicket::Pending(id))
+    }
+
+    fn finish_read(&self, ticket: ReadTicket) -> Result<Vec<u8>> {
+        match ticket {
+            ReadTicket::Ready(b) => Ok(b),
+            ReadTicket::Pending(id) => {
+                let rb = self.reads.lock().unwrap().remove(&id);
+                match rb {
+                    Some(rb) => rb.wait(self),
+                    None => Err(crate::error::Error::Other(format!(
+                        "{}: no read-back {id} in flight",
+                        self.name
+                    ))),
+                }
+            }
+        }
     }
 
     fn set_profiling(&self, on: bool) -> Result<()> {

@@ -42,12 +42,18 @@ pub enum SyncAfter {
     Entries(Vec<String>),
 }
 
-/// The float matvec's workgroup: WG threads, R weight rows, U steps a trip (linear/).
+/// The float matvec's workgroup: WG threads, R weight rows, U steps a trip (linear/); from
+/// `wide_from` x rows on, `wide_r` weight rows and up to `wide_mr` x rows a workgroup. WG and U
+/// fix a row's order of sums, so they are the same for every M (batch invariance); R and MR are
+/// free per M.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatvecShape {
     pub wg: u32,
     pub r: u32,
     pub u: u32,
+    pub wide_from: usize,
+    pub wide_r: u32,
+    pub wide_mr: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -57,9 +63,9 @@ pub struct Tuning {
     /// Where the kernels' WGSL comes from: None the copies built in, else every shaders/ file read
     /// from this directory when the adapter opens.
     pub shader_dir: Option<PathBuf>,
-    /// The float matvec (M <= 64) workgroup. 64 threads, 2 weight rows (times up to 4 x rows) and
-    /// 4 steps a trip: at or within ~10% of the best shape of a sweep (linear/sweep.rs) for M = 1
-    /// and the best for M = 2..64. R x 4 must stay <= 8 (the matvec's accumulators a thread).
+    /// The float matvec's workgroup (every M). 64 threads, 2 weight rows (times up to 4 x rows) and
+    /// 4 steps a trip: at or within ~10% of the best shape of a sweep (linear/sweep.rs) for M = 1.
+    /// From 8 x rows on, 4 weight rows times up to 16 x rows (a batched decode step, a prefill).
     pub float_matvec: MatvecShape,
     /// Weight elements from which q4_k's matvec (f32 x, K >= 2048) takes the integer-dot lanes
     /// with x limbs made by each workgroup: below it the matrix is too small for the limb
@@ -95,7 +101,14 @@ impl Tuning {
             checks: Checks::Default,
             sync: SyncAfter::Batched,
             shader_dir: None,
-            float_matvec: MatvecShape { wg: 64, r: 2, u: 4 },
+            float_matvec: MatvecShape {
+                wg: 64,
+                r: 2,
+                u: 4,
+                wide_from: 8,
+                wide_r: 4,
+                wide_mr: 16,
+            },
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,
         }

@@ -122,6 +122,7 @@ impl WgpuBackend {
             pipelines: Mutex::default(),
             bind_groups: Mutex::default(),
             next_id: Default::default(),
+            reads: Mutex::default(),
             scratch: Mutex::default(),
             rec: Mutex::new(Recorder {
                 profiler: None,

@@ -65,7 +65,9 @@ pub struct WgpuBackend {
     /// Bind groups by (kernel, tensor buffer ids); the params slot is a dynamic offset, so a decode
     /// step that reuses its buffers creates no bind groups after the first step.
     bind_groups: Mutex<HashMap<(KernelKey, Vec<u64>), wgpu::BindGroup>>,
-    next_id: std::sync::atomic::AtomicU64,
+    pub(crate) next_id: std::sync::atomic::AtomicU64,
+    /// read-backs in flight by ticket (`Backend::start_read`)
+    pub(crate) reads: Mutex<HashMap<u64, recorder::Readback>>,
     /// Internal scratch buffers by name (e.g. argmax partials), grown on demand.
     scratch: Mutex<HashMap<&'static str, Tensor>>,
     rec: Mutex<recorder::Recorder>,

@@ -100,9 +100,9 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
     for (r, i) in accs() {
         let slot = (r * mr + i) as usize;
         to_red += &if sg {
-            format!("{{ let s = sg_sum(a{r}_{i}, sgs); if (sgi == 0u) {{ red[{slot}u * WG + sgid] = s; }} }}\n")
+            format!("{{ let s = sg_sum(a{r}_{i}, sgs); if (sgi == 0u) {{ red[{slot}u * STRIDE + sgid] = s; }} }}\n")
         } else {
-            format!("red[{slot}u * WG + lid] = a{r}_{i};\n")
+            format!("red[{slot}u * STRIDE + lid] = a{r}_{i};\n")
         };
     }
     let parts = [

@@ -24,8 +24,8 @@ use crate::tensor::Tensor;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
 
-/// Accumulators per thread in matvec (R * MR); bounds its workgroup memory to 8 * WG floats.
-const MATVEC_MAX_ACC: u32 = 8;
+/// Accumulators per thread in matvec (R * MR) at most: registers, not workgroup memory, bound it.
+const MATVEC_MAX_ACC: u32 = 128;
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -70,17 +70,47 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// GEMM summing in another order served M > 64 before; a tiled prefill kernel must keep this
 /// order.)
 fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize) -> Plan {
-    // the tuned workgroup (tuning.rs `float_matvec`) with up to 4 x rows
-    let mr = m.min(4) as u32;
-    let super::tuning::MatvecShape { wg, r, u } = b.tuning.float_matvec;
-    debug_assert!(r * mr <= MATVEC_MAX_ACC);
-    Plan::Matvec {
-        wg,
+    // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight
+    // rows and x rows a workgroup (each weight pair loaded serves more rows)
+    let t = b.tuning.float_matvec;
+    let (r, mr) = if m >= t.wide_from {
+        (t.wide_r, (m as u32).min(t.wide_mr))
+    } else {
+        (t.r, (m as u32).min(4))
+    };
+    let p = Plan::Matvec {
+        wg: t.wg,
         r,
         mr,
-        u,
+        u: t.u,
         sg: b.caps.subgroup,
+    };
+    if fits(b, p) {
+        p
+    } else {
+        Plan::Matvec {
+            wg: t.wg,
+            r: t.r,
+            mr: (m as u32).min(4),
+            u: t.u,
+            sg: b.caps.subgroup,
+        }
     }
+}
+
+/// Partials a sum keeps in workgroup memory: one a thread, or one a subgroup in the `sg` variant.
+fn stride(b: &WgpuBackend, wg: u32, sg: bool) -> u32 {
+    if sg && b.caps.subgroup_min > 0 {
+        wg.div_ceil(b.caps.subgroup_min)
+    } else {
+        wg
+    }
+}
+
+/// Whether `plan`'s accumulators and workgroup memory fit the adapter.
+fn fits(b: &WgpuBackend, plan: Plan) -> bool {
+    let Plan::Matvec { wg, r, mr, sg, .. } = plan;
+    r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -95,6 +125,11 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         return Ok(());
     }
     launch(b, plan(b, m, k, n), i, o)
+}
+
+fn plan_sg(plan: Plan) -> bool {
+    let Plan::Matvec { sg, .. } = plan;
+    sg
 }
 
 fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -116,8 +151,10 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
     ];
     let (entry, body, groups) = match plan {
         Plan::Matvec { wg, r, mr, u, .. } => {
-            assert!(r * mr <= MATVEC_MAX_ACC && wg.is_power_of_two() && u >= 1);
-            consts.extend([("WG", wg), ("R", r), ("MR", mr), ("U", u)].map(|(c, v)| (c, format!("{v}u"))));
+            assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
+            let s = stride(b, wg, plan_sg(plan));
+            consts
+                .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
             let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
             ("matvec", body(b, plan), groups)
         }

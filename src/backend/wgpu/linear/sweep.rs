@@ -50,9 +50,9 @@ fn candidates(m: usize) -> Vec<Plan> {
         });
         return v;
     }
-    for mr in [1u32, 2, 4, 8] {
-        for r in [1u32, 2] {
-            if mr as usize <= m && r * mr <= MATVEC_MAX_ACC {
+    for mr in [1u32, 2, 4, 8, 16, 32, 64] {
+        for r in [1u32, 2, 4, 8] {
+            if mr as usize <= m.next_power_of_two() && r * mr <= MATVEC_MAX_ACC && r * mr >= 2 {
                 v.push(Plan::Matvec {
                     wg: 64,
                     r,
@@ -73,21 +73,19 @@ fn sweep() {
         .unwrap_or_default()
         .to_ascii_lowercase();
     use DType::*;
+    // Qwen3-0.6B's projections (q, gate/up, down, LM head) at decode batch sizes, then 8B-class
     let shapes = [
         (1, 1024, 3072, BF16),
         (1, 1024, 151936, BF16),
         (1, 4096, 4096, BF16),
-        (1, 14336, 4096, BF16),
-        (1, 4096, 4096, F32),
-        (2, 4096, 4096, BF16),
-        (4, 4096, 4096, BF16),
-        (8, 4096, 4096, BF16),
-        (16, 4096, 4096, BF16),
-        (32, 4096, 4096, BF16),
+        (8, 1024, 6144, F16),
+        (32, 1024, 6144, F16),
+        (64, 1024, 2048, F16),
+        (64, 1024, 6144, F16),
+        (64, 3072, 1024, F16),
+        (64, 1024, 151936, F16),
         (64, 4096, 4096, BF16),
         (512, 1024, 3072, BF16),
-        (512, 4096, 4096, BF16),
-        (2048, 4096, 4096, BF16),
     ];
     let t0 = Instant::now();
     for b in WgpuBackend::all().into_iter().filter(|b| b.name().contains(&want)) {
@@ -133,7 +131,7 @@ fn sweep() {
             let chosen = plan(&b, m, k, n);
             let mut rows = vec![];
             let mut empty = f64::MAX;
-            for p in candidates(m) {
+            for p in candidates(m).into_iter().filter(|&p| fits(&b, p)) {
                 empty = empty.min(measure(&b, tiny_plan, &tiny.0, &tiny.1, &tiny.2, budget / 10.0).unwrap());
                 match measure(&b, p, &x, &ws, &y, budget) {
                     Ok(t) => rows.push((t, p)),

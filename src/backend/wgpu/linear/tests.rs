@@ -77,6 +77,8 @@ fn forced_plans_match_cpu() {
             (64, 8, 1, 1),
             (128, 2, 3, 3),
             (64, 1, 8, 2),
+            (64, 3, 16, 4),
+            (64, 8, 16, 4),
         ] {
             plans.push((Plan::Matvec { wg, r, mr, u, sg }, mr as usize));
         }
