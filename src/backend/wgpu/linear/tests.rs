@@ -94,3 +94,48 @@ fn forced_plans_match_cpu() {
         }
     }
 }
+
+/// The cooperative-matrix kernel compiles through naga to SPIR-V for every tile shape and dtype
+/// (no adapter here has the feature: this is what can be checked without one).
+#[test]
+fn coop_kernels_compile_to_spirv() {
+    let Some(b) = WgpuBackend::all().into_iter().next() else {
+        eprintln!("no wgpu adapter: skipped");
+        return;
+    };
+    use DType::*;
+    let mut n = 0;
+    for (tm, tn) in [(1, 1), (2, 2), (1, 4), (4, 2)] {
+        for dts in [[F32, BF16, F32], [F16, F16, F16], [BF16, F16, BF16]] {
+            for aligned in [false, true] {
+                let plan = Plan::Coop {
+                    tm,
+                    tn,
+                    ns: 4,
+                    sg: 32,
+                    bk: 32,
+                };
+                let (key, body, consts) = spec(&b, plan, dts, aligned);
+                let src = b.kernel_source(&key, body, &consts);
+                let module = naga::front::wgsl::parse_str(&src)
+                    .unwrap_or_else(|e| panic!("{}: {}", plan.variant(), e.emit_to_string(&src)));
+                let info =
+                    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+                        .validate(&module)
+                        .unwrap_or_else(|e| panic!("{}: {e:?}", plan.variant()));
+                let opts = naga::back::spv::Options {
+                    lang_version: (1, 6),
+                    ..Default::default()
+                };
+                let pipe = naga::back::spv::PipelineOptions {
+                    shader_stage: naga::ShaderStage::Compute,
+                    entry_point: "linear_coop".into(),
+                };
+                naga::back::spv::write_vec(&module, &info, &opts, Some(&pipe))
+                    .unwrap_or_else(|e| panic!("{}: {e:?}", plan.variant()));
+                n += 1;
+            }
+        }
+    }
+    assert_eq!(n, 24);
+}
