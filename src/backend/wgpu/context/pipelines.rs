@@ -27,7 +27,8 @@ impl WgpuBackend {
                 reason,
             });
         }
-        let src = self.kernel_source(key, body, consts);
+        // naga 30 gates subgroup builtins on the device's capabilities; it rejects `enable subgroups;`
+        let src = kernel::generate_with(self.source("common.wgsl"), key, body, consts, &[]);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(&label),
@@ -98,20 +99,6 @@ impl WgpuBackend {
         });
         self.pipelines.lock().unwrap().insert(key.clone(), p.clone());
         Ok(p)
-    }
-
-    /// The full WGSL of a kernel on this device's sources. naga 30 gates subgroup builtins on the
-    /// device's capabilities (it rejects `enable subgroups;`); a body's own leading `enable`
-    /// lines (f16, cooperative matrices) go first in the module.
-    pub(crate) fn kernel_source(&self, key: &KernelKey, body: &str, consts: &[(&str, String)]) -> String {
-        let mut enables = vec![];
-        let mut rest = body;
-        while let Some(line) = rest.strip_prefix("enable ") {
-            let (e, tail) = line.split_once('\n').unwrap_or((line, ""));
-            enables.push(e.trim_end_matches(';').trim());
-            rest = tail;
-        }
-        kernel::generate_with(self.source("common.wgsl"), key, rest, consts, &enables)
     }
 
     /// Every kernel specialization this device has compiled so far, with its full WGSL.

@@ -8,28 +8,13 @@ use std::sync::{Mutex, OnceLock};
 /// A kernel and its shape parameters (each a different pipeline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Plan {
-    Matvec {
-        wg: u32,
-        r: u32,
-        mr: u32,
-        u: u32,
-        sg: bool,
-    },
-    /// cooperative matrices: TM x TN tiles of 16x16 a workgroup of NS subgroups of SG
-    Coop {
-        tm: u32,
-        tn: u32,
-        ns: u32,
-        sg: u32,
-        bk: u32,
-    },
+    Matvec { wg: u32, r: u32, mr: u32, u: u32, sg: bool },
 }
 
 impl Plan {
     pub(super) fn variant(&self) -> String {
         match *self {
             Plan::Matvec { wg, r, mr, u, sg } => format!("wg{wg}r{r}m{mr}u{u}{}", if sg { "sg" } else { "" }),
-            Plan::Coop { tm, tn, ns, sg, bk } => format!("coop{tm}x{tn}s{ns}x{sg}k{bk}"),
         }
     }
 }
@@ -39,11 +24,10 @@ pub(super) fn body(b: &WgpuBackend, plan: Plan) -> &'static str {
     static CACHE: OnceLock<Mutex<HashMap<(u64, Plan), &'static str>>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
     cache.entry((b.sources_id(), plan)).or_insert_with(|| {
-        let (enables, src) = match plan {
-            Plan::Matvec { r, mr, u, sg, .. } => ("", matvec_body(b, r, mr, u, sg)),
-            Plan::Coop { tm, tn, .. } => ("enable f16;\nenable wgpu_cooperative_matrix;\n", coop_body(b, tm, tn)),
+        let src = match plan {
+            Plan::Matvec { r, mr, u, sg, .. } => matvec_body(b, r, mr, u, sg),
         };
-        Box::leak(format!("{enables}{}\n{src}", b.source("linear.wgsl")).into_boxed_str())
+        Box::leak(format!("{}\n{src}", b.source("linear.wgsl")).into_boxed_str())
     })
 }
 
@@ -135,30 +119,5 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
             select_sg(b.source("matvec.wgsl"), sg)
         ),
         &parts,
-    )
-}
-
-/// shaders/linear_coop.wgsl with its `//@` lines unrolled over tm < TM, tn < TN.
-fn coop_body(b: &WgpuBackend, tm: u32, tn: u32) -> String {
-    let tiles = || (0..tm).flat_map(|i| (0..tn).map(move |j| (i, j)));
-    let mut decl = String::new();
-    let mut mma = String::new();
-    let mut store = String::new();
-    for (i, j) in tiles() {
-        decl += &format!("var c{i}{j} = coop_mat16x16<f32, C>();\n");
-    }
-    for i in 0..tm {
-        mma += &format!("let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&xs[xb + {i}u * 16u * BK + kk], BK);\n");
-    }
-    for j in 0..tn {
-        mma += &format!("let b{j} = coopLoad<coop_mat16x16<f16, B>>(&ws[wb + {j}u * 16u * BK + kk], BK);\n");
-    }
-    for (i, j) in tiles() {
-        mma += &format!("c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n");
-        store += &format!("coopStoreT(c{i}{j}, &red[rb + {i}u * 16u * TN * 16u + {j}u * 16u], TN * 16u);\n");
-    }
-    fill(
-        b.source("linear_coop.wgsl"),
-        &[("decl", decl), ("mma", mma), ("store", store)],
     )
 }

@@ -69,12 +69,7 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// sequence's result must not depend on its neighbours or on how its prompt was chunked. (A tiled
 /// GEMM summing in another order served M > 64 before; a tiled prefill kernel must keep this
 /// order.)
-fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize, wd: DType) -> Plan {
-    // cooperative matrices where the adapter has them, for 16-bit weights (whose f16 conversion
-    // adds little; f32 weights keep the matvec's f32 products), for every M
-    if b.caps.cooperative_matrix && wd.size() == 2 {
-        return coop_plan(m);
-    }
+fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize) -> Plan {
     // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight
     // rows and x rows a workgroup (each weight pair loaded serves more rows)
     let t = b.tuning.float_matvec;
@@ -103,20 +98,6 @@ fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize, wd: DType) -> Plan {
     }
 }
 
-/// The cooperative-matrix tiles for M rows: one 16-row tile and one 16-column tile a workgroup
-/// while M is small (more workgroups over N), 2 x 2 tiles from 32 rows on. The K split (4
-/// subgroups over chunks of 32) is the same for every M: it fixes each output's order of sums.
-fn coop_plan(m: usize) -> Plan {
-    let t = if m <= 16 { 1 } else { 2 };
-    Plan::Coop {
-        tm: t,
-        tn: t,
-        ns: 4,
-        sg: 32,
-        bk: 32,
-    }
-}
-
 /// Partials a sum keeps in workgroup memory: one a thread, or one a subgroup in the `sg` variant.
 fn stride(b: &WgpuBackend, wg: u32, sg: bool) -> u32 {
     if sg && b.caps.subgroup_min > 0 {
@@ -128,15 +109,8 @@ fn stride(b: &WgpuBackend, wg: u32, sg: bool) -> u32 {
 
 /// Whether `plan`'s accumulators and workgroup memory fit the adapter.
 fn fits(b: &WgpuBackend, plan: Plan) -> bool {
-    match plan {
-        Plan::Matvec { wg, r, mr, sg, .. } => {
-            r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
-        }
-        Plan::Coop { tm, tn, ns, bk, .. } => {
-            let bytes = ns * ((tm + tn) * 16 * bk * 2 + tm * tn * 256 * 4);
-            b.caps.cooperative_matrix && bytes <= b.caps.max_workgroup_storage
-        }
-    }
+    let Plan::Matvec { wg, r, mr, sg, .. } = plan;
+    r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -150,43 +124,12 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     if m == 0 || n == 0 {
         return Ok(());
     }
-    launch(b, plan(b, m, k, n, i[1].dtype), i, o)
+    launch(b, plan(b, m, k, n), i, o)
 }
 
-/// The kernel key, body and constants of `plan` for x, w, y of `dts`.
-fn spec(
-    b: &WgpuBackend,
-    plan: Plan,
-    dts: [DType; 3],
-    aligned: bool,
-) -> (KernelKey, &'static str, Vec<(&'static str, String)>) {
-    let bindings = vec![read("x", dts[0]), read("w", dts[1]), write("y", dts[2])];
-    let mut consts = vec![
-        ("X_KIND", format!("{}u", kind(dts[0]))),
-        ("W_KIND", format!("{}u", kind(dts[1]))),
-        ("ALIGNED", aligned.to_string()),
-    ];
-    let entry = match plan {
-        Plan::Matvec { wg, r, mr, u, sg } => {
-            assert!(wg.is_power_of_two() && u >= 1);
-            let s = stride(b, wg, sg);
-            consts
-                .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
-            "matvec"
-        }
-        Plan::Coop { tm, tn, ns, sg, bk } => {
-            consts.extend(
-                [("TM", tm), ("TN", tn), ("NS", ns), ("SG", sg), ("BK", bk)].map(|(c, v)| (c, format!("{v}u"))),
-            );
-            "linear_coop"
-        }
-    };
-    let key = KernelKey {
-        entry,
-        bindings,
-        variant: format!("{}{}", plan.variant(), if aligned { "a" } else { "" }),
-    };
-    (key, body(b, plan), consts)
+fn plan_sg(plan: Plan) -> bool {
+    let Plan::Matvec { sg, .. } = plan;
+    sg
 }
 
 fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -196,19 +139,34 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
             return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
         }
     }
+    let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
     let aligned = [i[0], i[1]]
         .iter()
         .all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
-    assert!(fits(b, plan), "linear: plan {} does not fit {}", plan.variant(), b.name);
-    let groups = match plan {
-        Plan::Matvec { r, mr, .. } => n.div_ceil(r as usize) * m.div_ceil(mr as usize),
-        Plan::Coop { tm, tn, .. } => n.div_ceil(16 * tn as usize) * m.div_ceil(16 * tm as usize),
+    let mut consts = vec![
+        ("X_KIND", format!("{}u", kind(i[0].dtype))),
+        ("W_KIND", format!("{}u", kind(i[1].dtype))),
+        ("ALIGNED", aligned.to_string()),
+    ];
+    let (entry, body, groups) = match plan {
+        Plan::Matvec { wg, r, mr, u, .. } => {
+            assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
+            let s = stride(b, wg, plan_sg(plan));
+            consts
+                .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
+            let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
+            ("matvec", body(b, plan), groups)
+        }
     };
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    let (key, body, consts) = spec(b, plan, [i[0].dtype, i[1].dtype, o[0].dtype], aligned);
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: format!("{}{}", plan.variant(), if aligned { "a" } else { "" }),
+    };
     let p = Params {
         offs: [0; 8],
         m: m as u32,

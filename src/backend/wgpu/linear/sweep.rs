@@ -128,22 +128,10 @@ fn sweep() {
             let ws: Vec<Tensor> = (0..copies).map(|_| b.alloc(wd, &[n, k]).unwrap()).collect();
             let y = b.alloc(F32, &[m, n]).unwrap();
             let flops = 2.0 * (m * k * n) as f64;
-            let chosen = plan(&b, m, k, n, wd);
+            let chosen = plan(&b, m, k, n);
             let mut rows = vec![];
             let mut empty = f64::MAX;
-            let mut cands = candidates(m);
-            if wd.size() == 2 {
-                for (tm, tn) in [(1, 1), (1, 2), (2, 1), (2, 2), (1, 4), (2, 4), (4, 2)] {
-                    cands.push(Plan::Coop {
-                        tm,
-                        tn,
-                        ns: 4,
-                        sg: 32,
-                        bk: 32,
-                    });
-                }
-            }
-            for p in cands.into_iter().filter(|&p| fits(&b, p)) {
+            for p in candidates(m).into_iter().filter(|&p| fits(&b, p)) {
                 empty = empty.min(measure(&b, tiny_plan, &tiny.0, &tiny.1, &tiny.2, budget / 10.0).unwrap());
                 match measure(&b, p, &x, &ws, &y, budget) {
                     Ok(t) => rows.push((t, p)),
