@@ -52,12 +52,18 @@ impl Profiler {
         self.labels.len() as u32 >= MAX_DISPATCHES
     }
 
-    /// Adds the resolved ticks (2 u64 per dispatch) to the totals.
+    /// Adds the resolved ticks (2 u64 per dispatch) to the totals. A dispatch is charged from
+    /// the later of its own begin and the previous dispatch's end, to its end: a begin-of-pass
+    /// timestamp may be written before the work queued ahead of it has finished, and charging from
+    /// it would count that wait again (sums far above the wall time of a step).
     pub fn absorb(&mut self, ticks: &[u64]) {
+        let mut prev_end = 0u64;
         for (i, label) in self.labels.drain(..).enumerate() {
             let (a, b) = (ticks[2 * i], ticks[2 * i + 1]);
+            let from = if i == 0 { a } else { a.max(prev_end) };
+            prev_end = prev_end.max(b);
             let e = self.totals.entry(label).or_insert((0.0, 0));
-            e.0 += b.saturating_sub(a) as f64 * self.period_ns;
+            e.0 += b.saturating_sub(from) as f64 * self.period_ns;
             e.1 += 1;
         }
     }

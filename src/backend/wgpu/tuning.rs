@@ -65,7 +65,9 @@ pub struct Tuning {
     pub shader_dir: Option<PathBuf>,
     /// The float matvec's workgroup (every M). 64 threads, 2 weight rows (times up to 4 x rows) and
     /// 4 steps a trip: at or within ~10% of the best shape of a sweep (linear/sweep.rs) for M = 1.
-    /// From 8 x rows on, 4 weight rows times up to 16 x rows (a batched decode step, a prefill).
+    /// From 8 x rows on (a batched decode step, a prefill), 2 weight rows times up to 8 x rows:
+    /// the best or within 25% of it at every shape of an H200 sweep at M = 8..512 (4 x 16 was
+    /// 1.6x slower at M = 64).
     pub float_matvec: MatvecShape,
     /// Weight elements from which q4_k's matvec (f32 x, K >= 2048) takes the integer-dot lanes
     /// with x limbs made by each workgroup: below it the matrix is too small for the limb
@@ -106,8 +108,8 @@ impl Tuning {
                 r: 2,
                 u: 4,
                 wide_from: 8,
-                wide_r: 4,
-                wide_mr: 16,
+                wide_r: 2,
+                wide_mr: 8,
             },
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,
