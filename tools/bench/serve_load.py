@@ -8,9 +8,11 @@ For each concurrency level N of --streams, in turn: N clients each send streamin
 (`stream: true`, `stream_options.include_usage`) back to back until --secs have passed (a request
 under way then is let finish) or the level's --requests are done. Printed per level: requests done
 and failed, generated tokens (the usage chunks' completion_tokens) per second of the level's wall
-time, p50 / p99 time to first token (request sent -> first chunk with text) and p50 / p99
-inter-token latency (between consecutive chunks with text; `wgllm serve` streams one chunk a token,
-so with a tokenizer whose every token decodes to text this is the time between tokens). At the end:
+time, p50 / p99 time to first token (request sent -> first token's chunk) and p50 / p99
+inter-token latency (between consecutive tokens' chunks). `wgllm serve` streams a completion as one
+chunk a token (its text empty while the token ends inside a UTF-8 character), so with
+--endpoint completions these are per token whatever the tokenizer; a chat stream carries only the
+chunks with text, so there a token that adds no text merges its gap into the next. At the end:
 /metrics must show no KV block used and nothing running or waiting (within --settle seconds), and
 /health must answer 200. Exit status 1 when a request failed or either end check did not hold.
 
@@ -163,8 +165,14 @@ def one_request(t, a, model, prompt):
             if ev.get("usage"):
                 usage = ev["usage"]
             for ch in ev.get("choices") or ():
-                text = ch.get("text") if a.endpoint == "completions" else (ch.get("delta") or {}).get("content")
-                if text:
+                # a token's chunk: /v1/completions streams one per token, its text empty while the
+                # token ends inside a character (or a possible stop string); chat sends only the
+                # chunks with text (and the role and finish chunks, which carry no token)
+                if a.endpoint == "completions":
+                    token = "text" in ch
+                else:
+                    token = bool((ch.get("delta") or {}).get("content"))
+                if token:
                     if last is None:
                         rec["ttft"] = now - t0
                     else:
@@ -195,7 +203,11 @@ def client_proc(a, model, level, streams, deadline, quotas, out):
     def worker(s, quota):
         k = 0
         while (quota is None and time.perf_counter() < deadline) or (quota is not None and k < quota):
-            rec = one_request(t, a, model, make_prompt(a, level, s, k))
+            try:
+                rec = one_request(t, a, model, make_prompt(a, level, s, k))
+            except Exception as e:  # a response shaped unlike OpenAI's: a failure, not a dead client
+                rec = {"ok": False, "why": f"{type(e).__name__}: {e}", "ttft": None, "itl": [], "tokens": 0,
+                       "prompt_tokens": 0, "finish": None}
             rec["end"] = time.perf_counter()
             with lock:
                 recs.append(rec)
@@ -257,9 +269,14 @@ def run_level(a, model, n):
                               args=(a, model, n, streams, deadline, [quotas[s] for s in streams], q)))
     for p in ps:
         p.start()
-    recs = []
-    for _ in ps:
-        recs += q.get()
+    recs, got = [], 0
+    while got < len(ps):
+        try:
+            recs += q.get(timeout=5)
+            got += 1
+        except Exception:  # queue.Empty: make sure no client process died without reporting
+            if any(p.exitcode not in (None, 0) for p in ps):
+                raise SystemExit(f"a client process died: exit codes {[p.exitcode for p in ps]}")
     for p in ps:
         p.join()
     # perf_counter is CLOCK_MONOTONIC on Linux: the same clock in the forked processes
@@ -379,7 +396,8 @@ def main():
         if st != 200:
             sys.exit(f"{a.url}/v1/models: {st} {body[:300]} (give --model, or --api-key)")
         a.model = json.loads(body)["data"][0]["id"]
-    print(f"{a.url}: model {a.model}, /v1/{a.endpoint}, max_tokens {a.max_tokens}, prompts of "
+    path = "/v1/chat/completions" if a.endpoint == "chat" else "/v1/completions"
+    print(f"{a.url}: model {a.model}, {path}, max_tokens {a.max_tokens}, prompts of "
           f"{a.prompt_lens} words ({a.words}), temperature {a.temperature}, "
           + (f"{a.secs:g} s" if a.secs else f"{a.requests} requests") + " per level", flush=True)
     for w in range(a.warmup):
