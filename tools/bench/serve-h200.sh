@@ -12,8 +12,10 @@ for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; export XDG_RUNTIME_DIR=/tmp
 #   WGLLM_BIN (.gl/bin/wgllm)  WGLLM_DEVICE (wgpu:nvidia)  PORT (8123)  MODEL_DIR (/tmp/q06)
 #   SHAPE_ARGS ("": the full shape; e.g. "--layers 2 --hidden 256 --vocab 4096")
 #   STREAMS (1,16,64)  SECS (45 per level)  MAX_TOKENS (128)  PROMPT_LENS (16..512)
-#   KV_MEMORY (8GiB: 64 streams x (512 + 128) tokens x 112 KiB (f16 K+V of 28 layers x 8 heads x 128)
-#   = 4.4 GiB fits with room, so the figures are not those of preemption; the default 2GiB would not)
+#   KV_MEMORY (6GiB: 64 streams x (512 + 128) tokens x 112 KiB (f16 K+V of 28 layers x 8 heads x 128)
+#   = 4.4 GiB fits, so the figures are not those of preemption, which the default 2GiB would bring;
+#   and each layer's K or V pool, 6 GiB / 56 = 110 MiB, stays under a 128 MiB storage-binding limit
+#   should the adapter have one: the server checks the pools against it only at the first request)
 #   SERVE_ARGS (extra `wgllm serve` flags)
 # Runtime on the H200: model written ~20 s, loaded ~10 s, 3 levels x (45 s + the last requests),
 # about 3 minutes in all.
@@ -28,7 +30,7 @@ STREAMS=${STREAMS:-1,16,64}
 SECS=${SECS:-45}
 MAX_TOKENS=${MAX_TOKENS:-128}
 PROMPT_LENS=${PROMPT_LENS:-16..512}
-KV_MEMORY=${KV_MEMORY:-8GiB}
+KV_MEMORY=${KV_MEMORY:-6GiB}
 SERVE_ARGS=${SERVE_ARGS:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
