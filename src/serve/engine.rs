@@ -15,9 +15,8 @@ use super::{
     parse_kv_dtype, FinishReason, KvGeometry, KvMemory, Request, RequestId, Scheduler, SchedulerConfig, ServeError,
     Stats, StepPlan, StepResult, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS,
 };
-use crate::backend::{Capability, ReadTicket, Support};
+use crate::backend::{Capability, Support};
 use crate::dtype::DType;
-use crate::engine::sampler::{log_softmax, sample_params, top_logprobs, uniform24, Sampler, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::arch::Weights;
@@ -113,15 +112,6 @@ impl Family {
     }
 }
 
-/// The picks of a step: none (it samples no row), a read-back in flight of `n` ids then `n`
-/// logprobs, or already chosen on the host.
-#[allow(clippy::type_complexity)]
-enum Pick {
-    Nothing,
-    Device(ReadTicket, usize),
-    Host(Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>),
-}
-
 /// A step submitted and not yet committed.
 struct Flight {
     plan: StepPlan,
@@ -132,19 +122,56 @@ struct Flight {
     read: Pick,
 }
 
-/// `Op::Sample`'s description for `r` rows of `v` logits and `k` alternatives.
-fn sample_desc(r: usize, v: usize, k: usize) -> OpDesc {
+/// `Op::KvWrite` into pools of `num_blocks` blocks: the op that binds a whole pool.
+fn kv_write_desc(c: &crate::model::config::Config, num_blocks: usize, opts: &ServeOptions) -> OpDesc {
+    let (hkv, dh) = (c.num_key_value_heads, c.head_dim);
+    let pool = TensorDesc::new(opts.kv_dtype, &[num_blocks, opts.block_size, hkv, dh]);
     OpDesc::new(
-        Op::Sample { k },
+        Op::KvWrite,
         vec![
-            TensorDesc::new(DType::F32, &[r, v]),
-            TensorDesc::new(DType::F32, &[r, 4]),
+            TensorDesc::new(DType::F32, &[1, hkv, dh]),
+            TensorDesc::new(DType::F32, &[1, hkv, dh]),
+            TensorDesc::new(DType::U32, &[1]),
         ],
-        vec![
-            TensorDesc::new(DType::U32, &[r, 1 + k]),
-            TensorDesc::new(DType::F32, &[r, 1 + k]),
-        ],
+        vec![pool.clone(), pool],
     )
+}
+
+/// The most blocks (up to `want`) a layer's pool can have on `dev`: a device binds a buffer of
+/// limited size (wgpu's max_storage_buffer_binding_size), so a large `--kv-memory` is capped at
+/// load time instead of failing at the first request.
+fn fit_pool(
+    dev: &dyn crate::backend::Backend,
+    c: &crate::model::config::Config,
+    want: usize,
+    opts: &ServeOptions,
+) -> Result<usize> {
+    let fits = |nb: usize| dev.supports(&kv_write_desc(c, nb, opts));
+    let reason = match fits(want) {
+        Support::Yes => return Ok(want),
+        Support::No(r) => r,
+    };
+    if let Support::No(r) = fits(1) {
+        return Err(Error::Other(format!(
+            "--kv-memory: {} cannot hold even one KV block of {} tokens: {r}",
+            dev.name(),
+            opts.block_size
+        )));
+    }
+    let (mut lo, mut hi) = (1, want);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid).is_yes() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    log::warn!(
+        "the KV pool is capped at {lo} blocks a layer (of {want} for --kv-memory) on {}: {reason}",
+        dev.name()
+    );
+    Ok(lo)
 }
 
 pub struct ServeEngine {
@@ -159,30 +186,14 @@ pub struct ServeEngine {
     next_picked: usize,
     /// steps overlap (see `step`)
     pipelined: bool,
+    /// the requests of a step that failed before it was submitted (`recover` aborts them)
+    unlaunched: Vec<RequestId>,
     steps: u64,
     tokens_fed: u64,
 }
 
 fn u32s(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// The uniform number of one token's draw: the first of its stream (`token_sampling`).
-fn token_u(p: &super::SamplingParams, generated: usize) -> f32 {
-    uniform24(&mut crate::util::Rng::new(token_sampling(p, generated).seed))
-}
-
-/// The sampling parameters of `Sampler` for one token: the request's seed mixed with the token's
-/// index, so each token has its own stream (the same whatever else runs, and after a preemption).
-fn token_sampling(p: &super::SamplingParams, generated: usize) -> Sampling {
-    let mix = (generated as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    Sampling {
-        temperature: p.temperature,
-        top_k: p.top_k,
-        top_p: p.top_p,
-        seed: p.seed ^ mix,
-        ..Sampling::default()
-    }
 }
 
 impl ServeEngine {
@@ -193,7 +204,7 @@ impl ServeEngine {
         let max_len = engine.max_ctx;
         let need = geo.bytes_per_token() * (opts.max_seqs.max(1) * max_len) as u64 + geo.bytes_per_block();
         let budget = opts.kv_memory.resolve(None).map_err(ServeError::from)?.min(need);
-        let num_blocks = geo.num_blocks(budget)?;
+        let num_blocks = fit_pool(engine.dev.as_ref(), c, geo.num_blocks(budget)?, opts)?;
         let mut sc = SchedulerConfig::for_model(c, num_blocks);
         sc.block_size = opts.block_size;
         sc.max_seqs = opts.max_seqs;
@@ -248,6 +259,7 @@ impl ServeEngine {
             flights: Default::default(),
             next_picked: 0,
             pipelined: false,
+            unlaunched: vec![],
             engine,
             sched,
             pools,
@@ -326,6 +338,28 @@ impl ServeEngine {
     /// back, its token ids taken on the device from this step's picks, so the host records a step
     /// while the device runs the previous one. Its tokens come out of the next call.
     pub fn step(&mut self) -> Result<Vec<Event>> {
+        self.try_step().inspect_err(|_| self.recover())
+    }
+
+    /// After a failed step: the steps in flight are dropped with every request they carried
+    /// (aborted, their blocks freed), so the engine goes on with the others instead of refusing
+    /// every later step.
+    fn recover(&mut self) {
+        while let Some(f) = self.flights.pop_front() {
+            if let Pick::Device(t, _) = f.read {
+                let _ = self.engine.dev.finish_read(t);
+            }
+            for q in &f.plan.seqs {
+                self.sched.abort(q.id);
+            }
+        }
+        for id in std::mem::take(&mut self.unlaunched) {
+            self.sched.abort(id);
+        }
+        self.sched.drop_in_flight();
+    }
+
+    fn try_step(&mut self) -> Result<Vec<Event>> {
         if self.flights.is_empty() {
             let plan = self.sched.schedule()?;
             if plan.is_empty() {
@@ -369,6 +403,12 @@ impl ServeEngine {
     /// with the read-back of the picks. `ids_from`: the picks buffer whose first rows are this
     /// plan's token ids (an ahead plan), else the ids go up from the host.
     fn launch(&mut self, plan: StepPlan, ids_from: Option<usize>) -> Result<()> {
+        let ids: Vec<RequestId> = plan.seqs.iter().map(|q| q.id).collect();
+        self.launch_plan(plan, ids_from)
+            .inspect_err(|_| self.unlaunched.extend(ids))
+    }
+
+    fn launch_plan(&mut self, plan: StepPlan, ids_from: Option<usize>) -> Result<()> {
         let (t, s) = (plan.num_tokens(), plan.seqs.len());
         let rows: Vec<u32> = plan.sample_rows().into_iter().map(|r| r as u32).collect();
         let r = rows.len();
@@ -452,114 +492,6 @@ impl ServeEngine {
         self.engine
     }
 
-    /// Records the choice of each sampled row's token (`asks`, rows in plan order): one
-    /// `Op::Sample` over the rows into picks buffer `picked`, submitted with its read-back. Where
-    /// the device refuses the op: argmax and the host sampler, now. Returns the alternatives
-    /// asked (K) and the pending picks.
-    fn record_pick(&self, asks: &[&super::PlannedSeq], picked: usize) -> Result<(usize, Pick)> {
-        let dev = self.engine.dev.as_ref();
-        let (r, v) = (asks.len(), self.engine.cfg.vocab_size);
-        let k = asks
-            .iter()
-            .filter_map(|q| q.sampling.logprobs)
-            .max()
-            .unwrap_or(0)
-            .min(v);
-        let op = Op::Sample { k };
-        if let Support::No(why) = dev.supports(&sample_desc(r, v, k)) {
-            log::debug!("sampling on the host: {why}");
-            return Ok((k, Pick::Host(self.pick_on_host(asks)?)));
-        }
-        let params: Vec<f32> = asks
-            .iter()
-            .flat_map(|q| {
-                let (p, generated) = (&q.sampling, q.generated);
-                let greedy = token_sampling(p, generated).is_greedy();
-                let u = if greedy { 0.0 } else { token_u(p, generated) };
-                sample_params(if greedy { 0.0 } else { p.temperature }, p.top_k, p.top_p, u)
-            })
-            .collect();
-        let pv = self.bufs.sample_params.view(0, &[r, 4])?;
-        dev.upload(&pv, &params.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())?;
-        let n = r * (1 + k);
-        let buf = &self.bufs.picked[picked];
-        let ids = buf.view(0, &[r, 1 + k])?;
-        let lps = buf.view(n, &[r, 1 + k])?.bitcast(DType::F32)?;
-        dev.run(
-            &op,
-            &[&self.family.logits_and_next().0.view(0, &[r, v])?, &pv],
-            &[&ids, &lps],
-        )?;
-        // the one read-back of the step: ids and logprobs together
-        Ok((k, Pick::Device(dev.start_read(&buf.view(0, &[2 * n])?)?, n)))
-    }
-
-    /// Each sampled row's (request, token, (logprob, alternatives) when asked), rows in plan order,
-    /// once the picks of `record_pick` are back.
-    #[allow(clippy::type_complexity)]
-    fn finish(
-        &self,
-        asks: Vec<&super::PlannedSeq>,
-        k: usize,
-        read: Pick,
-    ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
-        let (ticket, n) = match read {
-            Pick::Nothing => return Ok(vec![]),
-            Pick::Host(done) => return Ok(done),
-            Pick::Device(t, n) => (t, n),
-        };
-        let bytes = self.engine.dev.finish_read(ticket)?;
-        let word = |i: usize| u32::from_le_bytes(bytes[i * 4..i * 4 + 4].try_into().unwrap());
-        Ok(asks
-            .iter()
-            .enumerate()
-            .map(|(row, q)| {
-                let at = row * (1 + k);
-                let lp = q.sampling.logprobs.map(|kq| {
-                    let alts = (1..=kq.min(k)).map(|c| (word(at + c), f32::from_bits(word(n + at + c)) as f64));
-                    (Some(f32::from_bits(word(n + at)) as f64), alts.collect())
-                });
-                (q.id, word(at), lp)
-            })
-            .collect())
-    }
-
-    /// `pick` where the device refuses `Op::Sample`: argmax on the device, and a row that samples
-    /// or asks for logprobs read back whole and sampled on the host.
-    #[allow(clippy::type_complexity)]
-    fn pick_on_host(
-        &self,
-        rows: &[&super::PlannedSeq],
-    ) -> Result<Vec<(RequestId, u32, Option<(Option<f64>, Vec<(u32, f64)>)>)>> {
-        let dev = self.engine.dev.as_ref();
-        let (r, v) = (rows.len(), self.engine.cfg.vocab_size);
-        let (logits_t, next_t) = self.family.logits_and_next();
-        let logits = logits_t.view(0, &[r, v])?;
-        let next = next_t.view(0, &[r])?;
-        dev.run(&Op::Argmax, &[&logits], &[&next])?;
-        let argmax = dev.download(&next)?;
-        let mut out = Vec::with_capacity(r);
-        for (row, q) in rows.iter().enumerate() {
-            let (p, generated) = (&q.sampling, q.generated);
-            let mut tok = u32::from_le_bytes(argmax[row * 4..row * 4 + 4].try_into().unwrap());
-            let sampling = token_sampling(p, generated);
-            let mut lp = None;
-            if !sampling.is_greedy() || p.logprobs.is_some() {
-                let bytes = dev.download(&logits_t.view(row * v, &[1, v])?)?;
-                let l = DType::F32.decode_f32(&bytes);
-                if !sampling.is_greedy() {
-                    tok = Sampler::new(sampling).sample(&l);
-                }
-                if let Some(k) = p.logprobs {
-                    let lps = log_softmax(&l);
-                    lp = Some((Some(lps[tok as usize]), top_logprobs(&lps, k)));
-                }
-            }
-            out.push((q.id, tok, lp));
-        }
-        Ok(out)
-    }
-
     /// Runs every queued request to its end; each request's events in order, by id.
     pub fn run_to_end(&mut self) -> Result<HashMap<RequestId, Vec<Event>>> {
         let mut out: HashMap<RequestId, Vec<Event>> = HashMap::new();
@@ -571,6 +503,10 @@ impl ServeEngine {
         Ok(out)
     }
 }
+
+#[path = "pick.rs"]
+mod pick;
+use pick::{sample_desc, Pick};
 
 #[cfg(test)]
 #[path = "engine_tests.rs"]

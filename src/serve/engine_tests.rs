@@ -89,3 +89,65 @@ fn a_seeded_request_samples_alike_alone_and_in_a_batch() {
         }
     }
 }
+
+/// The CPU backend with a binding limit on the KV pools and a switch that makes `Op::Sample`
+/// fail: what a small device and a failing step look like to the engine.
+struct Limited {
+    cpu: CpuBackend,
+    max_blocks: usize,
+    fail_sample: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Backend for Limited {
+    fn name(&self) -> String {
+        "limited-cpu".into()
+    }
+    fn supports(&self, desc: &crate::op::OpDesc) -> crate::backend::Support {
+        if matches!(desc.op, Op::KvWrite) && desc.outputs[0].shape[0] > self.max_blocks {
+            return crate::backend::Support::No("a pool over the binding limit".into());
+        }
+        self.cpu.supports(desc)
+    }
+    fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        self.cpu.alloc(dtype, shape)
+    }
+    fn upload(&self, t: &Tensor, bytes: &[u8]) -> Result<()> {
+        self.cpu.upload(t, bytes)
+    }
+    fn download(&self, t: &Tensor) -> Result<Vec<u8>> {
+        self.cpu.download(t)
+    }
+    fn run(&self, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+        if matches!(op, Op::Sample { .. }) && self.fail_sample.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::Other("the device failed".into()));
+        }
+        self.cpu.run(op, i, o)
+    }
+    fn flush(&self) -> Result<()> {
+        self.cpu.flush()
+    }
+}
+
+#[test]
+fn a_pool_over_the_device_limit_is_capped_and_a_failed_step_is_recovered() {
+    let switch = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dev = Limited {
+        cpu: CpuBackend::new(),
+        max_blocks: 5,
+        fail_sample: switch.clone(),
+    };
+    let dir = crate::model::default::dir().unwrap();
+    let e = Engine::load(&dir, Box::new(dev), 128, &mut |_, _| {}).unwrap();
+    let mut s = ServeEngine::new(e, &ServeOptions::default()).unwrap();
+    assert_eq!(s.stats().blocks_total, 5, "capped at what the device binds");
+    let fail = |_: &ServeEngine, on: bool| switch.store(on, std::sync::atomic::Ordering::Relaxed);
+    s.add(request(1, &PROMPT, 0.0, 1, None)).unwrap();
+    fail(&s, true);
+    assert!(s.step().is_err());
+    let st = s.stats();
+    assert_eq!((st.running, st.blocks_used, st.aborted), (0, 0, 1), "{st:?}");
+    fail(&s, false);
+    s.add(request(2, &PROMPT, 0.0, 1, None)).unwrap();
+    let out = s.run_to_end().unwrap();
+    assert_eq!(out[&RequestId(2)].len(), 12, "the engine goes on after a failed step");
+}

@@ -262,6 +262,12 @@ impl Scheduler {
         }
     }
 
+    /// Forgets the steps in flight (the engine failed to run them and has aborted their
+    /// requests): the next `schedule` plans afresh.
+    pub fn drop_in_flight(&mut self) {
+        self.in_flight.clear();
+    }
+
     /// Steps planned and not yet committed.
     pub fn steps_in_flight(&self) -> usize {
         self.in_flight.len()
