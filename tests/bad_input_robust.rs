@@ -290,3 +290,43 @@ fn numbers_are_checked_in_the_dtype_they_are_used_in() {
     });
     assert_names(&err, &["config.json", "rope_theta"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// device faults: an allocation past what the adapter allows is an error saying what to try
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn an_allocation_past_the_adapter_is_an_error_with_advice() {
+    use wgllm::backend::wgpu::WgpuBackend;
+    use wgllm::backend::Backend;
+    use wgllm::dtype::DType;
+    let devs = WgpuBackend::all();
+    if devs.is_empty() {
+        assert!(
+            std::env::var("WGLLM_REQUIRE_GPU").map_or(true, |v| v != "1"),
+            "WGLLM_REQUIRE_GPU=1 but no wgpu adapter"
+        );
+        eprintln!("SKIP: no wgpu adapter");
+        return;
+    }
+    for dev in devs {
+        // 2^40 f32: past max_buffer_size on every adapter (lavapipe: 2^31 or so)
+        let err = dev.alloc(DType::F32, &[1 << 20, 1 << 20]).unwrap_err().to_string();
+        assert_names(
+            &err,
+            &[
+                &dev.name(),
+                "create_buffer",
+                "[1048576x1048576]",
+                "max_buffer_size",
+                "--ctx",
+            ],
+        );
+        // a shape whose element count wraps in usize (a corrupt file's dims)
+        let err = dev.alloc(DType::F32, &[1 << 40, 1 << 40]).unwrap_err().to_string();
+        assert_names(&err, &[&dev.name(), "create_buffer", "overflows", "--ctx"]);
+        // the device still works afterwards
+        let t = dev.alloc(DType::F32, &[4]).unwrap();
+        dev.upload(&t, &[0u8; 16]).unwrap();
+    }
+}
