@@ -19,6 +19,18 @@ use sampler::{log_softmax, top_logprobs, Sampler};
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The token id a device read back (the first u32), or an error when it sent fewer than 4 bytes
+/// (a device fault must not be a panic).
+fn first_id(b: &[u8]) -> Result<u32> {
+    match b {
+        [a, b, c, d, ..] => Ok(u32::from_le_bytes([*a, *b, *c, *d])),
+        _ => Err(Error::Other(format!(
+            "the device read back {} bytes for a token id (4 expected)",
+            b.len()
+        ))),
+    }
+}
+
 /// A Hugging Face model directory's files as bytes (`Engine::load_bytes`).
 pub struct ModelBytes<'a> {
     pub config: &'a [u8],
@@ -326,7 +338,7 @@ impl Engine {
             self.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
             let b = self.dev.download(ws.next())?;
             return Ok(Step {
-                token: u32::from_le_bytes(b[..4].try_into().unwrap()),
+                token: first_id(&b)?,
                 logprob: None,
                 top: vec![],
             });
@@ -394,7 +406,7 @@ impl Engine {
             }
             let b = rb.wait()?;
             let s = Step {
-                token: u32::from_le_bytes(b[..4].try_into().unwrap()),
+                token: first_id(&b)?,
                 logprob: None,
                 top: vec![],
             };

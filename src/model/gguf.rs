@@ -205,7 +205,9 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
     fn arr<const N: usize>(&mut self, what: &dyn Fn() -> String) -> Result<[u8; N]> {
-        Ok(self.take(N, what)?.try_into().unwrap())
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, what)?); // take returns exactly N bytes or an error
+        Ok(a)
     }
     fn u32(&mut self, what: &dyn Fn() -> String) -> Result<u32> {
         Ok(u32::from_le_bytes(self.arr(what)?))
