@@ -48,11 +48,13 @@ fn charge(n: usize) -> bool {
         // SAFETY: the pointer and length are the running execution's input, alive until it returns
         let input = unsafe { std::slice::from_raw_parts(p, len) };
         let path = save(target, "oom", input);
-        eprintln!(
+        // straight to the stream: libtest's capture of eprintln! is lost when the process aborts
+        let msg = format!(
             "fuzz {target}: an execution would hold {live} bytes, past the cap of {ALLOC_CAP}: out of memory \
-             (a crash); its input is {}",
+             (a crash); its input is {}\n",
             path.display()
         );
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), msg.as_bytes());
         return false;
     }
     true
