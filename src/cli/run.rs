@@ -107,10 +107,15 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
     };
     let prompt: Vec<u32> = match &source {
         check::Prompt::Ids(ids) => ids.clone(),
-        check::Prompt::Text(p) => e.tokenizer.as_ref().ok_or_else(no_tok)?.encode_prompt(p)?,
+        // (refused before tokenizing when surely longer than the context: issue 21)
+        check::Prompt::Text(p) => e
+            .tokenizer
+            .as_ref()
+            .ok_or_else(no_tok)?
+            .encode_prompt_max(p, e.max_ctx)?,
         check::Prompt::Chat(c) => {
             let t = e.tokenizer.as_ref().ok_or_else(no_tok)?;
-            t.encode_prompt(&t.apply_chat(c)?)?
+            t.encode_prompt_max(&t.apply_chat(c)?, e.max_ctx)?
         }
     };
     let (n, ctx_full) = check::fit(a.n, prompt.len(), e.max_ctx, a.ctx)?;

@@ -52,15 +52,24 @@ impl Conversation {
         };
         let mut dropped = 0;
         loop {
-            let ids = tok.encode_prompt(&tok.apply_chat_template(&self.messages(), &opts)?)?;
-            if ids.len() <= max_len {
-                return Ok((ids, dropped));
+            let text = tok.apply_chat_template(&self.messages(), &opts)?;
+            // a rendering surely too long is not tokenized in full (Tokenizer::surely_longer_than)
+            let ids = match tok.surely_longer_than(&text, max_len) {
+                true => None,
+                false => Some(tok.encode_prompt(&text)?),
+            };
+            match &ids {
+                Some(ids) if ids.len() <= max_len => return Ok((ids.clone(), dropped)),
+                _ => {}
             }
             if self.turns.len() <= 1 {
+                let takes = match ids {
+                    Some(ids) => format!("{} tokens", ids.len()),
+                    None => format!("more tokens than that ({} bytes)", text.len()),
+                };
                 return Err(Error::Other(format!(
-                    "the message takes {} tokens with the chat template and the context leaves room for {max_len}; \
-                     raise --ctx or shorten it",
-                    ids.len()
+                    "the message takes {takes} with the chat template and the context leaves room for {max_len}; \
+                     raise --ctx or shorten it"
                 )));
             }
             // Drop through the next user message, so the conversation still starts with a user turn.

@@ -19,6 +19,27 @@ use sampler::{log_softmax, top_logprobs, Sampler};
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The token id a device read back (the first u32), or an error when it sent fewer than 4 bytes
+/// (a device fault must not be a panic).
+fn first_id(b: &[u8]) -> Result<u32> {
+    match b {
+        [a, b, c, d, ..] => Ok(u32::from_le_bytes([*a, *b, *c, *d])),
+        _ => Err(Error::Other(format!(
+            "the device read back {} bytes for a token id (4 expected)",
+            b.len()
+        ))),
+    }
+}
+
+/// A Hugging Face model directory's files as bytes (`Engine::load_bytes`).
+pub struct ModelBytes<'a> {
+    pub config: &'a [u8],
+    pub safetensors: Vec<u8>,
+    pub tokenizer: Option<&'a [u8]>,
+    pub tokenizer_config: Option<&'a [u8]>,
+    pub generation_config: Option<&'a [u8]>,
+}
+
 pub struct Engine {
     pub cfg: Config,
     pub weights: Weights,
@@ -48,23 +69,83 @@ impl Engine {
         if dir.is_file() || dir.extension().is_some_and(|e| e == "gguf") {
             return Self::load_gguf(dir, dev, max_ctx, progress);
         }
+        let read = |name: &str| -> Result<Option<Vec<u8>>> {
+            let p = dir.join(name);
+            match std::fs::read(&p) {
+                Ok(b) => Ok(Some(b)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(Error::File {
+                    path: p.display().to_string(),
+                    detail: e.to_string(),
+                }),
+            }
+        };
         let cfg = Config::from_file(&dir.join("config.json"))?;
         let st = SafeTensors::open_dir(dir)?;
         let tokenizer = Tokenizer::from_dir(dir)?;
+        let gen = read("generation_config.json")?.map(|b| (dir.join("generation_config.json"), b));
+        Self::from_parts(cfg, st, tokenizer, gen, dev, max_ctx, progress)
+    }
+
+    /// A Hugging Face model from bytes rather than a directory (the fuzz targets, embedders that
+    /// hold the files in memory): each file is checked as `load` checks it; `dir` only names them
+    /// in errors.
+    pub fn load_bytes(
+        dir: &Path,
+        files: ModelBytes,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
+        let cfg = Config::parse_bytes(files.config, &dir.join("config.json"))?;
+        let st = SafeTensors::from_bytes(&dir.join("model.safetensors"), files.safetensors)?;
+        let tokenizer = match files.tokenizer {
+            None => None,
+            Some(t) => Some(Tokenizer::from_bytes(
+                &dir.join("tokenizer.json").display().to_string(),
+                t,
+                files
+                    .tokenizer_config
+                    .map(|c| (dir.join("tokenizer_config.json").display().to_string(), c)),
+            )?),
+        };
+        let gen = files
+            .generation_config
+            .map(|b| (dir.join("generation_config.json"), b.to_vec()));
+        Self::from_parts(cfg, st, tokenizer, gen, dev, max_ctx, progress)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn from_parts(
+        cfg: Config,
+        st: SafeTensors,
+        tokenizer: Option<Tokenizer>,
+        generation_config: Option<(std::path::PathBuf, Vec<u8>)>,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
         let max_ctx = max_ctx.min(cfg.max_position_embeddings);
         let weights = Weights::load(&cfg, &Source::File(&st), dev.as_ref(), max_ctx, progress)?;
         let mut eos = cfg.eos_token_ids.clone();
-        let gen = dir.join("generation_config.json");
-        if let Ok(text) = std::fs::read_to_string(&gen) {
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File {
+        if let Some((gen, bytes)) = generation_config {
+            let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| Error::File {
                 path: gen.display().to_string(),
                 detail: format!("not valid JSON: {e}"),
             })?;
             let bad = |x: &serde_json::Value| Error::File {
                 path: gen.display().to_string(),
-                detail: format!("field `eos_token_id`: expected token ids, got {x}"),
+                detail: format!(
+                    "field `eos_token_id`: expected token ids within the vocabulary of {}, got {x}",
+                    cfg.vocab_size
+                ),
             };
-            let id = |x: &serde_json::Value| x.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad(x));
+            let id = |x: &serde_json::Value| {
+                x.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|&n| (n as usize) < cfg.vocab_size)
+                    .ok_or_else(|| bad(x))
+            };
             match v.get("eos_token_id") {
                 None | Some(serde_json::Value::Null) => {}
                 Some(serde_json::Value::Array(a)) => {
@@ -96,7 +177,26 @@ impl Engine {
         max_ctx: usize,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Engine> {
-        let g = Gguf::open(path)?;
+        Self::from_gguf(Gguf::open(path)?, dev, max_ctx, progress)
+    }
+
+    /// `load_gguf` from the file's bytes (`path` names it in errors).
+    pub fn load_gguf_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
+        Self::from_gguf(Gguf::from_bytes(path, bytes)?, dev, max_ctx, progress)
+    }
+
+    fn from_gguf(
+        g: Gguf,
+        dev: Box<dyn Backend>,
+        max_ctx: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Engine> {
         let cfg = config_from_gguf(&g)?;
         let tokenizer = if g.meta("tokenizer.ggml.model").is_some() {
             Some(Tokenizer::from_gguf(&g)?)
@@ -238,7 +338,7 @@ impl Engine {
             self.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
             let b = self.dev.download(ws.next())?;
             return Ok(Step {
-                token: u32::from_le_bytes(b[..4].try_into().unwrap()),
+                token: first_id(&b)?,
                 logprob: None,
                 top: vec![],
             });
@@ -306,7 +406,7 @@ impl Engine {
             }
             let b = rb.wait()?;
             let s = Step {
-                token: u32::from_le_bytes(b[..4].try_into().unwrap()),
+                token: first_id(&b)?,
                 logprob: None,
                 top: vec![],
             };

@@ -157,6 +157,16 @@ impl Config {
         Self::parse(&text, &p)
     }
 
+    /// `parse` over a file's bytes (`path` names it): UTF-8 checked first.
+    pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Config> {
+        let p = path.display().to_string();
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::File {
+            path: p.clone(),
+            detail: format!("not UTF-8: {e}"),
+        })?;
+        Self::parse(text, &p)
+    }
+
     pub fn parse(text: &str, path: &str) -> Result<Config> {
         let v: Value = serde_json::from_str(text).map_err(|e| Error::File {
             path: path.into(),
@@ -253,15 +263,9 @@ impl Config {
         } else {
             Some(hybrid(&f, num_hidden_layers, head_dim)?)
         };
-        if model_type == "llama" {
-            for b in ["attention_bias", "mlp_bias"] {
-                if v.get(b).is_some_and(|x| x.as_bool() == Some(true)) {
-                    return Err(f.err(b, "biases in the Llama projections are not implemented"));
-                }
-            }
-        }
+        super::config_check::refuse_unimplemented(v, &model_type, &|field, d| f.err(field, d))?;
         let rope_scaling = rope_scaling(&f, path)?;
-        Ok(Config {
+        let c = Config {
             qk_norm: model_type != "llama",
             model_type,
             hidden_size,
@@ -279,7 +283,9 @@ impl Config {
             bos_token_id: f.ids("bos_token_id")?.first().copied(),
             rope_scaling,
             hybrid,
-        })
+        };
+        c.validate(&f.path, &|field| format!("field `{field}`"))?;
+        Ok(c)
     }
 }
 
@@ -329,6 +335,17 @@ fn rope_scaling(f: &Fields, path: &str) -> Result<Option<Llama3Rope>> {
 /// partial rotary factor; the output-gated attention is required.
 fn hybrid(f: &Fields, layers: usize, head_dim: usize) -> Result<HybridConfig> {
     let v = f.v;
+    // bounded before the per-layer list below is built from it (a dense family checks its last
+    // layer's tensor before building anything per layer: qwen3::Weights::load)
+    if layers > super::config_check::MAX_LAYERS {
+        return Err(f.err(
+            "num_hidden_layers",
+            &format!(
+                "{layers} layers is past this build's limit of {} (a corrupt count?)",
+                super::config_check::MAX_LAYERS
+            ),
+        ));
+    }
     let layer_types = match v.get("layer_types") {
         Some(Value::Array(a)) => {
             if a.len() != layers {

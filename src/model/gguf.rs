@@ -110,7 +110,7 @@ pub struct Gguf {
     /// Absolute offset of the data section (tensor offsets are relative to it).
     pub data_start: usize,
     index: HashMap<String, usize>,
-    map: memmap2::Mmap,
+    map: super::bytes::FileBytes,
 }
 
 /// The name ggml gives a type id (whether or not this build can load it).
@@ -168,6 +168,11 @@ pub(crate) fn ferr(path: &Path, detail: impl Into<String>) -> Error {
 }
 
 const MAX_DEPTH: usize = 8;
+/// Metadata array entries decoded in all. Each becomes a `Value` (32 bytes) however small its
+/// encoding (1 byte for a u8), so counts checked only against the file's bytes would let a legal
+/// 200 MiB array cost 6.7 GB. The largest real vocabularies (~262k tokens with their scores,
+/// types and merges) use about a million; 2^23 (~270 MB of values) leaves room eight times over.
+pub const MAX_META_ENTRIES: usize = 1 << 23;
 const MAX_DIMS: usize = 4;
 
 /// Bounds-checked little-endian reads over the mapped bytes.
@@ -175,6 +180,8 @@ struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
     path: &'a Path,
+    /// metadata array entries still allowed (MAX_META_ENTRIES at the start)
+    entries_left: usize,
 }
 
 impl<'a> Cursor<'a> {
@@ -198,7 +205,9 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
     fn arr<const N: usize>(&mut self, what: &dyn Fn() -> String) -> Result<[u8; N]> {
-        Ok(self.take(N, what)?.try_into().unwrap())
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, what)?); // take returns exactly N bytes or an error
+        Ok(a)
     }
     fn u32(&mut self, what: &dyn Fn() -> String) -> Result<u32> {
         Ok(u32::from_le_bytes(self.arr(what)?))
@@ -271,6 +280,15 @@ fn read_value(c: &mut Cursor, t: u32, depth: usize, what: &dyn Fn() -> String) -
                 )
             })?;
             let n = c.count(min, &|| format!("{} (array count)", what()))?;
+            c.entries_left = c.entries_left.checked_sub(n).ok_or_else(|| {
+                ferr(
+                    c.path,
+                    format!(
+                        "{}: {n} entries take the metadata past {MAX_META_ENTRIES} array entries in all",
+                        what()
+                    ),
+                )
+            })?;
             let mut v = Vec::with_capacity(n);
             for i in 0..n {
                 v.push(read_value(c, et, depth + 1, &|| format!("{}[{i}]", what()))?);
@@ -304,12 +322,16 @@ impl Gguf {
                 ),
             ));
         }
-        let file = std::fs::File::open(path).map_err(|e| ferr(path, e.to_string()))?;
-        // SAFETY: opened read-only; a concurrent writer could change the bytes under us, which at
-        // worst gives wrong weights, never memory unsafety in this read-only view.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ferr(path, format!("mmap: {e}")))?;
-        let parsed = parse(path, &map)?;
-        let (version, metadata, tensors, alignment, data_start) = parsed;
+        Self::from_file_bytes(path, super::bytes::map_file(path)?)
+    }
+
+    /// A GGUF file from its bytes (`path` names it in errors): the same checks as `open`.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<Gguf> {
+        Self::from_file_bytes(path, super::bytes::FileBytes::Owned(bytes))
+    }
+
+    fn from_file_bytes(path: &Path, map: super::bytes::FileBytes) -> Result<Gguf> {
+        let (version, metadata, tensors, alignment, data_start) = parse(path, &map)?;
         let index = tensors.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
         Ok(Gguf {
             path: path.to_path_buf(),
@@ -430,7 +452,12 @@ impl Gguf {
 type Parsed = (u32, BTreeMap<String, Value>, Vec<GgufTensor>, usize, usize);
 
 fn parse(path: &Path, buf: &[u8]) -> Result<Parsed> {
-    let mut c = Cursor { buf, pos: 0, path };
+    let mut c = Cursor {
+        buf,
+        pos: 0,
+        path,
+        entries_left: MAX_META_ENTRIES,
+    };
     let magic = c.arr::<4>(&|| "magic".into())?;
     if &magic != b"GGUF" {
         return Err(ferr(

@@ -106,7 +106,7 @@ pub fn config_from_gguf(g: &Gguf) -> Result<Config> {
         .collect();
     eos_token_ids.sort();
     eos_token_ids.dedup();
-    Ok(Config {
+    let c = Config {
         model_type: arch.clone(),
         hidden_size,
         intermediate_size: pos("feed_forward_length")?,
@@ -124,7 +124,27 @@ pub fn config_from_gguf(g: &Gguf) -> Result<Config> {
         qk_norm: arch == "qwen3",
         rope_scaling: None,
         hybrid: None,
-    })
+    };
+    // the GGUF key each Config field comes from, for the error
+    let gguf_key = |field: &str| -> String {
+        let k = match field {
+            "num_hidden_layers" => key("block_count"),
+            "num_attention_heads" => key("attention.head_count"),
+            "num_key_value_heads" => key("attention.head_count_kv"),
+            "head_dim" => key("attention.key_length"),
+            "intermediate_size" => key("feed_forward_length"),
+            "vocab_size" => key("vocab_size"),
+            "max_position_embeddings" => key("context_length"),
+            "rms_norm_eps" => key("attention.layer_norm_rms_epsilon"),
+            "rope_theta" => key("rope.freq_base"),
+            "eos_token_id" => "tokenizer.ggml.eos_token_id".into(),
+            "bos_token_id" => "tokenizer.ggml.bos_token_id".into(),
+            f => f.into(),
+        };
+        format!("metadata key `{k}`")
+    };
+    c.validate(&path, &gguf_key)?;
+    Ok(c)
 }
 
 /// `rope_freqs.weight` of a GGUF file: f32 [rotary_dim / 2], each a divisor of its frequency

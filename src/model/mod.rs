@@ -1,8 +1,10 @@
 //! Loading models as users have them: config.json, safetensors, GGUF, tokenizer; the families'
 //! forwards (qwen3.rs, qwen3_5.rs, behind arch.rs) and what they share (here and load.rs).
 pub mod arch;
+pub mod bytes;
 pub mod chat_template;
 pub mod config;
+mod config_check;
 pub mod default;
 pub mod gguf;
 pub mod gguf_config;
@@ -16,6 +18,7 @@ pub mod shapes;
 pub mod source;
 pub mod stream;
 pub mod tokenizer;
+mod tokenizer_check;
 
 pub use source::Source;
 

@@ -1,9 +1,11 @@
 //! safetensors files by mmap (single file or a sharded index). The header is checked before any
 //! tensor is touched: header length inside the file, valid JSON, known dtypes, offsets inside the
 //! data section, sizes that match the shape, no overlaps. Every error names the file and tensor.
+use super::bytes::{map_file, FileBytes};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use std::collections::HashMap;
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 pub struct TensorInfo {
@@ -16,7 +18,7 @@ pub struct TensorInfo {
 }
 
 pub struct SafeTensors {
-    pub(crate) files: Vec<(PathBuf, memmap2::Mmap)>,
+    pub(crate) files: Vec<(PathBuf, FileBytes)>,
     pub tensors: HashMap<String, TensorInfo>,
 }
 
@@ -43,17 +45,11 @@ impl SafeTensors {
     pub fn open_dir(dir: &Path) -> Result<SafeTensors> {
         let index = dir.join("model.safetensors.index.json");
         let files: Vec<PathBuf> = if index.exists() {
-            let text = std::fs::read_to_string(&index).map_err(|e| ferr(&index, e.to_string()))?;
-            let v: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| ferr(&index, format!("not valid JSON: {e}")))?;
-            let map = v
-                .get("weight_map")
-                .and_then(|m| m.as_object())
-                .ok_or_else(|| ferr(&index, "field `weight_map` missing"))?;
-            let mut names: Vec<String> = map.values().filter_map(|x| x.as_str().map(String::from)).collect();
-            names.sort();
-            names.dedup();
-            names.into_iter().map(|n| dir.join(n)).collect()
+            let text = std::fs::read(&index).map_err(|e| ferr(&index, e.to_string()))?;
+            Self::shard_names(&index, &text)?
+                .into_iter()
+                .map(|n| dir.join(n))
+                .collect()
         } else {
             let single = dir.join("model.safetensors");
             if !single.exists() {
@@ -71,11 +67,55 @@ impl SafeTensors {
         Ok(st)
     }
 
+    /// The shard file names model.safetensors.index.json names (`path`, its bytes), each once,
+    /// sorted. A name must be a plain relative path inside the model directory: no absolute path,
+    /// no `..`, so an index cannot make the loader open `/dev/zero` or a file beside the model.
+    /// (Confined by name, not by resolving links: the Hugging Face cache's shards are symlinks
+    /// into `../../blobs/`.)
+    pub fn shard_names(path: &Path, bytes: &[u8]) -> Result<Vec<String>> {
+        let v: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| ferr(path, format!("not valid JSON: {e}")))?;
+        let map = v
+            .get("weight_map")
+            .and_then(|m| m.as_object())
+            .ok_or_else(|| ferr(path, "field `weight_map` missing"))?;
+        let mut names = Vec::new();
+        for (tensor, shard) in map {
+            let bad = |d: &str| ferr(path, format!("field `weight_map`: tensor `{tensor}`: {d}"));
+            let name = shard
+                .as_str()
+                .ok_or_else(|| bad(&format!("expected a shard file name, got {shard}")))?;
+            let plain = !name.is_empty()
+                && Path::new(name)
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !plain {
+                return Err(bad(&format!(
+                    "shard `{name}` is not a file name inside the model directory (absolute, `..` or empty)"
+                )));
+            }
+            names.push(name.to_string());
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
     pub fn add_file(&mut self, path: &Path) -> Result<()> {
-        let file = std::fs::File::open(path).map_err(|e| ferr(path, e.to_string()))?;
-        // SAFETY: the file is opened read-only; a concurrent writer could change the bytes under
-        // us, which at worst gives wrong weights, never memory unsafety in this read-only view.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ferr(path, format!("mmap: {e}")))?;
+        self.add_bytes(path, map_file(path)?)
+    }
+
+    /// A safetensors file from its bytes (`path` names it in errors): the same checks as a file.
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Result<SafeTensors> {
+        let mut st = SafeTensors {
+            files: Vec::new(),
+            tensors: HashMap::new(),
+        };
+        st.add_bytes(path, FileBytes::Owned(bytes))?;
+        Ok(st)
+    }
+
+    pub fn add_bytes(&mut self, path: &Path, map: FileBytes) -> Result<()> {
         let len = map.len();
         if len < 8 {
             return Err(ferr(
@@ -83,7 +123,7 @@ impl SafeTensors {
                 format!("truncated: {len} bytes, the 8-byte header length is missing"),
             ));
         }
-        let hlen = u64::from_le_bytes(map[..8].try_into().unwrap());
+        let hlen = u64::from_le_bytes([map[0], map[1], map[2], map[3], map[4], map[5], map[6], map[7]]);
         if hlen > (len - 8) as u64 {
             return Err(ferr(
                 path,
@@ -91,15 +131,20 @@ impl SafeTensors {
             ));
         }
         let hlen = hlen as usize;
-        let header: serde_json::Value = serde_json::from_slice(&map[8..8 + hlen])
-            .map_err(|e| ferr(path, format!("header is not valid JSON: {e}")))?;
-        let obj = header
-            .as_object()
-            .ok_or_else(|| ferr(path, "header is not a JSON object"))?;
+        let header: Header = serde_json::from_slice(&map[8..8 + hlen]).map_err(|e| {
+            if e.is_data() {
+                ferr(path, format!("header: {e}"))
+            } else {
+                ferr(path, format!("header is not valid JSON: {e}"))
+            }
+        })?;
+        let mut obj = header.0;
+        // name order, as the map this replaced iterated (the first error reported stays the same)
+        obj.sort_by(|a, b| a.0.cmp(&b.0));
         let data0 = 8 + hlen;
         let fidx = self.files.len();
         let mut ranges: Vec<(usize, usize, String)> = Vec::new();
-        for (name, t) in obj {
+        for (name, t) in &obj {
             if name == "__metadata__" {
                 continue;
             }
@@ -197,5 +242,32 @@ impl SafeTensors {
             }
         })?;
         Ok((t, &self.files[t.file].1[t.start..t.end]))
+    }
+}
+
+/// A safetensors header's entries in file order, a key that appears twice refused: serde_json's
+/// map would keep the last silently, so two tensors of one name would load whichever came second.
+struct Header(Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for Header {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Header, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Header;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object of tensors")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Header, A::Error> {
+                let (mut out, mut seen) = (Vec::new(), HashSet::new());
+                while let Some(k) = m.next_key::<String>()? {
+                    if !seen.insert(k.clone()) {
+                        return Err(A::Error::custom(format!("tensor `{k}` appears twice")));
+                    }
+                    out.push((k, m.next_value()?));
+                }
+                Ok(Header(out))
+            }
+        }
+        d.deserialize_map(V)
     }
 }

@@ -2,6 +2,7 @@
 //! (or the GGUF's metadata), rendered by chat_template.rs.
 pub use super::chat_template::{ChatMessage, ChatOptions};
 use super::chat_template::{ChatTemplate, SPECIAL_TOKEN_NAMES};
+use super::tokenizer_check::guarded;
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -13,6 +14,12 @@ pub struct Tokenizer {
     /// The BOS id a prompt starts with when the model asks for one (`add_bos_token`).
     add_bos: Option<u32>,
     path: String,
+    /// Bytes of the longest vocabulary entry (added tokens included), for `surely_longer_than`.
+    longest_token_bytes: usize,
+}
+
+fn longest_token(t: &tokenizers::Tokenizer) -> usize {
+    t.get_vocab(true).keys().map(|k| k.len()).max().unwrap_or(0)
 }
 
 fn token_str(v: Option<&serde_json::Value>) -> Option<String> {
@@ -30,42 +37,79 @@ impl Tokenizer {
         if !path.exists() {
             return Ok(None);
         }
-        let p = path.display().to_string();
-        let inner = tokenizers::Tokenizer::from_file(&path).map_err(|e| Error::File {
-            path: p.clone(),
-            detail: e.to_string(),
-        })?;
-        let (mut chat_template, mut special, mut add_bos) = (None, Vec::new(), false);
+        let read = |p: &Path| {
+            std::fs::read(p).map_err(|e| Error::File {
+                path: p.display().to_string(),
+                detail: e.to_string(),
+            })
+        };
+        let json = read(&path)?;
         let cfg = dir.join("tokenizer_config.json");
-        if cfg.exists() {
-            let cp = cfg.display().to_string();
-            let text = std::fs::read_to_string(&cfg).map_err(|e| Error::File {
-                path: cp.clone(),
+        let cfg_bytes = if cfg.exists() { Some(read(&cfg)?) } else { None };
+        Self::from_bytes(
+            &path.display().to_string(),
+            &json,
+            cfg_bytes.as_deref().map(|b| (cfg.display().to_string(), b)),
+        )
+        .map(Some)
+    }
+
+    /// A tokenizer from the bytes of tokenizer.json (`path` names it in errors) and, when there is
+    /// one, tokenizer_config.json (its name and bytes). tokenizer.json is checked before the
+    /// tokenizers crate sees it and the crate runs under an unwind guard (tokenizer_check.rs).
+    pub fn from_bytes(path: &str, json: &[u8], config: Option<(String, &[u8])>) -> Result<Tokenizer> {
+        super::tokenizer_check::check_tokenizer_json(path, json)?;
+        let inner = super::tokenizer_check::guarded(path, "loading", || tokenizers::Tokenizer::from_bytes(json))?
+            .map_err(|e| Error::File {
+                path: path.to_string(),
                 detail: e.to_string(),
             })?;
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::File {
+        let (mut chat_template, mut special, mut add_bos) = (None, Vec::new(), false);
+        if let Some((cp, bytes)) = config {
+            let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| Error::File {
                 path: cp.clone(),
                 detail: format!("not valid JSON: {e}"),
             })?;
-            chat_template = v.get("chat_template").and_then(|t| t.as_str()).map(String::from);
+            let bad = |field: &str, want: &str| Error::File {
+                path: cp.clone(),
+                detail: format!("field `{field}`: expected {want}"),
+            };
+            if !v.is_object() {
+                return Err(Error::File {
+                    path: cp.clone(),
+                    detail: "expected a JSON object".into(),
+                });
+            }
+            chat_template = match v.get("chat_template") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(serde_json::Value::String(t)) => Some(t.clone()),
+                // a list of named templates (transformers picks by name): not read, as before
+                Some(serde_json::Value::Array(_)) => None,
+                Some(_) => return Err(bad("chat_template", "a string or a list of named templates")),
+            };
             for name in SPECIAL_TOKEN_NAMES {
                 if let Some(t) = token_str(v.get(name)) {
                     special.push((name.to_string(), t));
                 }
             }
-            add_bos = v.get("add_bos_token").and_then(|b| b.as_bool()).unwrap_or(false);
+            add_bos = match v.get("add_bos_token") {
+                None | Some(serde_json::Value::Null) => false,
+                Some(serde_json::Value::Bool(b)) => *b,
+                Some(_) => return Err(bad("add_bos_token", "true or false")),
+            };
         }
         let mut tk = Tokenizer {
+            longest_token_bytes: longest_token(&inner),
             inner,
             chat_template,
             special,
             add_bos: None,
-            path: p,
+            path: path.to_string(),
         };
         if add_bos {
-            tk.add_bos = tk.special_token("bos_token").and_then(|b| tk.inner.token_to_id(b));
+            tk.add_bos = tk.special_token("bos_token").and_then(|b| tk.token_id(b));
         }
-        Ok(Some(tk))
+        Ok(tk)
     }
 
     /// The tokenizer a GGUF file's metadata describes (byte-level BPE; see gguf_tokenizer.rs), the
@@ -97,6 +141,7 @@ impl Tokenizer {
             _ => None,
         };
         Ok(Tokenizer {
+            longest_token_bytes: longest_token(&inner),
             inner,
             chat_template,
             special,
@@ -106,11 +151,41 @@ impl Tokenizer {
     }
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let e = self.inner.encode(text, false).map_err(|e| Error::File {
+        let e = guarded(&self.path, "encode", || self.inner.encode(text, false))?.map_err(|e| Error::File {
             path: self.path.clone(),
             detail: format!("encode: {e}"),
         })?;
         Ok(e.get_ids().to_vec())
+    }
+
+    /// Whether `text` surely takes more than `max_tokens` tokens, judged from its length in bytes
+    /// before any tokenizing (so a huge rendered prompt is refused without tokenizing it all). A
+    /// token stands for at most `longest` bytes of normalized text (the longest vocabulary entry,
+    /// spelled in its own alphabet, which for byte-level BPE is never shorter than the bytes it
+    /// stands for; at least 64, for unknown-character runs), and normalizing shrinks a character
+    /// at most fourfold (a 4-byte character to 1 byte, NFKC's worst). The bound is generous, not
+    /// exact: text under it is tokenized and counted exactly by the caller. (A normalizer that
+    /// deletes characters outright could make the bound refuse a prompt that fits; none of the
+    /// families this engine runs has one.)
+    pub fn surely_longer_than(&self, text: &str, max_tokens: usize) -> bool {
+        let budget = max_tokens
+            .saturating_add(1)
+            .saturating_mul(self.longest_token_bytes.max(64))
+            .saturating_mul(4);
+        text.len() > budget
+    }
+
+    /// `encode_prompt`, refused before tokenizing when the text surely takes more than
+    /// `max_tokens` tokens (`surely_longer_than`); the exact count is the caller's to check.
+    pub fn encode_prompt_max(&self, text: &str, max_tokens: usize) -> Result<Vec<u32>> {
+        if self.surely_longer_than(text, max_tokens) {
+            return Err(Error::Other(format!(
+                "prompt too long: {} bytes of text take more than the context of {max_tokens} tokens \
+                 (judged before tokenizing); shorten it or raise --ctx",
+                text.len()
+            )));
+        }
+        self.encode_prompt(text)
     }
 
     /// A prompt's ids: `encode`, with the BOS id in front when the model asks for one and the text
@@ -126,7 +201,7 @@ impl Tokenizer {
     }
 
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
-        self.inner.decode(ids, true).map_err(|e| Error::File {
+        guarded(&self.path, "decode", || self.inner.decode(ids, true))?.map_err(|e| Error::File {
             path: self.path.clone(),
             detail: format!("decode: {e}"),
         })

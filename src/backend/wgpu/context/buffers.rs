@@ -4,25 +4,54 @@ use super::{WgpuBackend, WgpuStorage};
 use crate::backend::wgpu::qlayout;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::tensor::{numel, Tensor};
+use crate::tensor::Tensor;
 use std::sync::Arc;
 
 impl WgpuBackend {
     pub(crate) fn alloc_tensor(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+        // what to try, for every allocation the device cannot make (issue 21: an error that says
+        // what happened and what to try, never a panic)
+        const TRY: &str = "try a smaller --ctx (the KV cache grows with it), fewer --max-seqs or --kv-memory \
+             when serving, a quantized model, or another device (`wgllm devices`; --device cpu)";
+        let what = || format!("a {dtype} tensor [{}]", crate::tensor::shape_str(shape));
+        // checked: a shape from a corrupt file must not wrap into a small buffer (2^50 elements is
+        // past any device, and keeps the byte arithmetic below far from overflow)
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .filter(|&n| n <= 1 << 50)
+            .ok_or_else(|| {
+                self.device_error(
+                    "create_buffer",
+                    format!("{}: the element count overflows; {TRY}", what()),
+                )
+            })?;
         // whole 16-byte units, so a buffer can be read as vec4<u32> words (kernel::Access::Read4)
-        let bytes = qlayout::device_bytes(dtype, numel(shape)).div_ceil(16).max(1) as u64 * 16;
+        let bytes = qlayout::device_bytes(dtype, n).div_ceil(16).max(1) as u64 * 16;
         if bytes > self.caps.max_buffer {
             return Err(self.device_error(
                 "create_buffer",
-                format!("{bytes} bytes exceeds max_buffer_size {}", self.caps.max_buffer),
+                format!(
+                    "{} needs {bytes} bytes, more than this adapter allows in one buffer (max_buffer_size {}); {TRY}",
+                    what(),
+                    self.caps.max_buffer
+                ),
             ));
         }
+        // out of device memory arrives as an error scope's error, not a failed call
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tensor"),
             size: bytes,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(self.device_error(
+                "create_buffer",
+                format!("{} ({bytes} bytes): out of device memory ({e}); {TRY}", what()),
+            ));
+        }
         let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Tensor {
             dtype,
