@@ -133,19 +133,19 @@ fn read_lines(path: &PathBuf) -> Result<Vec<Line>> {
     Ok(v)
 }
 
-fn prompt_ids(line: &Line, tok: Option<&Tokenizer>, what: &str) -> Result<Vec<u32>> {
+fn prompt_ids(line: &Line, tok: Option<&Tokenizer>, what: &str, ctx: usize) -> Result<Vec<u32>> {
     if let Some(ids) = &line.prompt_ids {
         return Ok(ids.clone());
     }
     let tok = tok.ok_or_else(|| Error::Other(format!("{what}: the model has no tokenizer; give prompt_ids")))?;
     match (&line.prompt, &line.messages) {
-        (Some(p), _) => tok.encode_prompt(p),
+        (Some(p), _) => tok.encode_prompt_max(p, ctx),
         (_, Some(m)) => {
             let opts = ChatOptions {
                 add_generation_prompt: true,
                 ..ChatOptions::default()
             };
-            tok.encode_prompt(&tok.apply_chat_template(m, &opts)?)
+            tok.encode_prompt_max(&tok.apply_chat_template(m, &opts)?, ctx)
         }
         _ => unreachable!("checked in read_lines"),
     }
@@ -189,7 +189,7 @@ pub fn run(a: BatchArgs) -> Result<ExitCode> {
             finish: None,
             error: None,
         };
-        let added = prompt_ids(line, tok.as_ref(), &format!("request {i}")).and_then(|ids| {
+        let added = prompt_ids(line, tok.as_ref(), &format!("request {i}"), a.ctx).and_then(|ids| {
             prompt_tokens += ids.len();
             s.add(Request {
                 id: RequestId(i as u64),

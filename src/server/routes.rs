@@ -66,9 +66,7 @@ async fn chat_inner(st: Arc<AppState>, headers: HeaderMap, body: Body) -> Result
     let text = tok
         .apply_chat_template(&req.messages, &opts)
         .map_err(|e| ApiError::field("messages", e.to_string()))?;
-    let prompt = tok
-        .encode_prompt(&text)
-        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let prompt = encode(tok, &text, loaded.max_ctx, "messages")?;
     let job = Job {
         prompt,
         prompt_field: "messages",
@@ -106,6 +104,22 @@ async fn chat_inner(st: Arc<AppState>, headers: HeaderMap, body: Body) -> Result
     .into_response())
 }
 
+/// A prompt's ids; a text that surely has more tokens than the context is refused (400 naming
+/// `field`, as the exact check does later) before the whole of it is tokenized.
+fn encode(tok: &crate::model::tokenizer::Tokenizer, text: &str, ctx: usize, field: &str) -> Result<Vec<u32>, ApiError> {
+    if tok.surely_longer_than(text, ctx) {
+        return Err(ApiError::context_length(
+            field,
+            format!(
+                "this model's maximum context length is {ctx} tokens, and the prompt's {} bytes of text surely \
+                 take more (judged before tokenizing)",
+                text.len()
+            ),
+        ));
+    }
+    tok.encode_prompt(text).map_err(|e| ApiError::internal(e.to_string()))
+}
+
 async fn completions_inner(st: Arc<AppState>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let arrived = Instant::now();
     st.auth(&headers)?;
@@ -118,9 +132,8 @@ async fn completions_inner(st: Arc<AppState>, headers: HeaderMap, body: Body) ->
         Prompt::Text(t) => loaded
             .tokenizer
             .as_ref()
-            .ok_or_else(|| ApiError::field("prompt", "the model has no tokenizer: give the prompt as token ids"))?
-            .encode_prompt(t)
-            .map_err(|e| ApiError::internal(e.to_string()))?,
+            .ok_or_else(|| ApiError::field("prompt", "the model has no tokenizer: give the prompt as token ids"))
+            .and_then(|tok| encode(tok, t, loaded.max_ctx, "prompt"))?,
     };
     let job = Job {
         prompt,
