@@ -15,7 +15,7 @@ for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; export XDG_RUNTIME_DIR=/tmp
 #   KV_MEMORY (6GiB: 64 streams x (512 + 128) tokens x 112 KiB (f16 K+V of 28 layers x 8 heads x 128)
 #   = 4.4 GiB fits, so the figures are not those of preemption, which the default 2GiB would bring;
 #   and each layer's K or V pool, 6 GiB / 56 = 110 MiB, stays under a 128 MiB storage-binding limit
-#   should the adapter have one: the server checks the pools against it only at the first request)
+#   should the adapter have one: the engine caps a larger pool at what the device binds, at load)
 #   SERVE_ARGS (extra `wgllm serve` flags)
 # Runtime on the H200: model written ~20 s, loaded ~10 s, 3 levels x (45 s + the last requests),
 # about 3 minutes in all.
