@@ -317,3 +317,32 @@ fn smollm2_chinese_prompt_streams_the_same_text_as_json() {
     assert!(text.chars().any(|c| c as u32 >= 0x4E00), "expected CJK in {text:?}");
     assert_eq!(streamed.stdout, format!("{text}\n"));
 }
+
+/// A kernel the adapter's compiler refuses (here: a shader directory whose rms_norm.wgsl does not
+/// parse) ends the run with an error that names the kernel and the device and says what to try.
+#[test]
+fn a_kernel_the_adapter_refuses_is_named_with_what_to_try() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let dir = temp_dir("broken-shaders");
+    for e in std::fs::read_dir(&root).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(dir.join("rms_norm.wgsl"), "fn broken( {\n").unwrap();
+    let m = tiny();
+    let o = Command::new(env!("CARGO_BIN_EXE_wgllm"))
+        .args(["run", "--model", &m, "--device", "wgpu", "--tokens", "1,2,3", "-n", "2"])
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .env("WGLLM_SHADER_DIR", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if err.contains("no such device") || err.contains("no wgpu") {
+        eprintln!("skipped: no wgpu adapter here ({err})");
+        return;
+    }
+    assert!(!o.status.success(), "ran with a broken kernel: {err}");
+    for want in ["compile kernel rms_norm", "--device cpu", "WGLLM_SHADER_CHECKS=1"] {
+        assert!(err.contains(want), "{want:?} missing from: {err}");
+    }
+}

@@ -91,6 +91,13 @@ impl WgpuBackend {
         let errors: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = errors.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.lock().unwrap().push(e.to_string())));
+        let lost = errors.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            // dropping the device at exit is not a loss worth reporting
+            if reason != wgpu::DeviceLostReason::Destroyed {
+                lost.lock().unwrap().push(format!("{}: {reason:?}: {msg}", super::LOST));
+            }
+        });
         let caps = Caps {
             shader_f16: want.contains(wgpu::Features::SHADER_F16),
             subgroup: want.contains(wgpu::Features::SUBGROUP),

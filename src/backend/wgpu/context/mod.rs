@@ -82,16 +82,30 @@ pub struct WgpuBackend {
     last_submit: std::sync::atomic::AtomicU64,
 }
 
+/// How a lost device is reported in the error sink (and recognized by `device_error`).
+pub(crate) const LOST: &str = "device lost";
+
 impl WgpuBackend {
     fn device_error(&self, call: &str, detail: String) -> Error {
+        let hint = if detail.contains(LOST) {
+            "; the driver has dropped the GPU (a hang, a timeout or a reset): restart the process; to \
+             find the kernel, run with WGLLM_SYNC=all; to go on without this GPU, pass --device cpu"
+        } else if call.starts_with("compile kernel") {
+            "; this adapter's compiler refused one of wgllm's kernels: try another device (`wgllm \
+             devices`; --device cpu always works), or WGLLM_SHADER_CHECKS=1, and report the adapter \
+             and this message"
+        } else {
+            ""
+        };
         Error::Device {
             device: self.name.clone(),
             call: call.into(),
-            detail,
+            detail: format!("{detail}{hint}"),
         }
     }
 
-    /// Errors the device reported asynchronously since the last check.
+    /// Errors the device reported asynchronously since the last check (a lost device among them,
+    /// from the device-lost callback: `LOST` then the driver's reason).
     fn take_errors(&self, call: &str) -> Result<()> {
         let mut e = self.errors.lock().unwrap();
         if e.is_empty() {
