@@ -128,33 +128,7 @@ fn tokenizer_refuses_other_models_by_name() {
 #[test]
 fn tiny_gpt2_tokenizer_from_synthetic_metadata() {
     // A five-token byte-level BPE: "h" "i" "hi" "Ġ" "Ġhi", plus a control token and a user-defined one.
-    let mut w = W::valid();
-    w.kv.retain(|(k, _, _)| !k.starts_with("tokenizer."));
-    let toks = ["h", "i", "hi", "\u{120}", "\u{120}hi", "<|end|>", "<think>", "日"];
-    w.kv("tokenizer.ggml.model", Value::Str("gpt2".into()));
-    w.kv("tokenizer.ggml.pre", Value::Str("smollm".into()));
-    w.kv(
-        "tokenizer.ggml.tokens",
-        Value::Array(toks.iter().map(|t| Value::Str(t.to_string())).collect()),
-    );
-    w.kv(
-        "tokenizer.ggml.token_type",
-        Value::Array([1, 1, 1, 1, 1, 3, 4, 1].iter().map(|&t| Value::I32(t)).collect()),
-    );
-    w.kv(
-        "tokenizer.ggml.merges",
-        Value::Array(
-            ["h i", "\u{120} hi"]
-                .iter()
-                .map(|m| Value::Str(m.to_string()))
-                .collect(),
-        ),
-    );
-    w.kv("tokenizer.ggml.eos_token_id", Value::U32(5));
-    w.kv(
-        "tokenizer.chat_template",
-        Value::Str("{% for m in messages %}<{{ m.content }}>{% endfor %}{{ eos_token }}".into()),
-    );
+    let mut w = tiny_bpe_tokenizer("smollm");
     let g = Gguf::open(&tmp("tiny-tok", &w.bytes())).unwrap();
     let tk = Tokenizer::from_gguf(&g).unwrap();
     assert_eq!(tk.encode("hi hi<|end|><think>").unwrap(), vec![2, 4, 5, 6]);

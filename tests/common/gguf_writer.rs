@@ -186,3 +186,38 @@ pub fn refused(tag: &str, bytes: &[u8], needles: &[&str]) -> String {
     let _ = std::fs::remove_file(&p);
     msg
 }
+
+/// `W::valid()` with its tokenizer replaced by a tiny byte-level BPE: "h" "i" "hi" "Ġ" "Ġhi", a
+/// control token `<|end|>` (id 5, the EOS), a user-defined `<think>`, "日" (outside the byte
+/// alphabet), two merges and a chat template that wraps each message in <>. `pre` is the
+/// pre-tokenizer name.
+pub fn tiny_bpe_tokenizer(pre: &str) -> W {
+    let mut w = W::valid();
+    w.kv.retain(|(k, _, _)| !k.starts_with("tokenizer."));
+    let toks = ["h", "i", "hi", "\u{120}", "\u{120}hi", "<|end|>", "<think>", "日"];
+    w.kv("tokenizer.ggml.model", Value::Str("gpt2".into()));
+    w.kv("tokenizer.ggml.pre", Value::Str(pre.into()));
+    w.kv(
+        "tokenizer.ggml.tokens",
+        Value::Array(toks.iter().map(|t| Value::Str(t.to_string())).collect()),
+    );
+    w.kv(
+        "tokenizer.ggml.token_type",
+        Value::Array([1, 1, 1, 1, 1, 3, 4, 1].iter().map(|&t| Value::I32(t)).collect()),
+    );
+    w.kv(
+        "tokenizer.ggml.merges",
+        Value::Array(
+            ["h i", "\u{120} hi"]
+                .iter()
+                .map(|m| Value::Str(m.to_string()))
+                .collect(),
+        ),
+    );
+    w.kv("tokenizer.ggml.eos_token_id", Value::U32(5));
+    w.kv(
+        "tokenizer.chat_template",
+        Value::Str("{% for m in messages %}<{{ m.content }}>{% endfor %}{{ eos_token }}".into()),
+    );
+    w
+}

@@ -1,7 +1,7 @@
 //! One test per loader: the seeds it starts from and what one execution does with an input.
 //! Errors are the expected outcome of most inputs; only a panic, a runaway allocation or a slow
 //! execution fails (harness.rs).
-use crate::common::gguf_writer::W;
+use crate::common::gguf_writer::{tiny_bpe_tokenizer, W};
 use crate::harness::fuzz;
 use std::path::{Path, PathBuf};
 use wgllm::backend::cpu::CpuBackend;
@@ -28,37 +28,12 @@ fn golden_file(model: &str, file: &str) -> Vec<u8> {
     read(&format!("goldens/{model}/model/{file}"))
 }
 
-/// A GGUF with a tiny byte-level BPE tokenizer and a chat template (tests/gguf_smollm2.rs's).
+/// A GGUF with a tiny byte-level BPE tokenizer and a chat template (tests/gguf_smollm2.rs's), BOS
+/// added to prompts.
 fn tokenizer_gguf() -> Vec<u8> {
-    let mut w = W::valid();
-    w.kv.retain(|(k, _, _)| !k.starts_with("tokenizer."));
-    let toks = ["h", "i", "hi", "\u{120}", "\u{120}hi", "<|end|>", "<think>", "日"];
-    w.kv("tokenizer.ggml.model", Value::Str("gpt2".into()));
-    w.kv("tokenizer.ggml.pre", Value::Str("qwen2".into()));
-    w.kv(
-        "tokenizer.ggml.tokens",
-        Value::Array(toks.iter().map(|t| Value::Str(t.to_string())).collect()),
-    );
-    w.kv(
-        "tokenizer.ggml.token_type",
-        Value::Array([1, 1, 1, 1, 1, 3, 4, 1].iter().map(|&t| Value::I32(t)).collect()),
-    );
-    w.kv(
-        "tokenizer.ggml.merges",
-        Value::Array(
-            ["h i", "\u{120} hi"]
-                .iter()
-                .map(|m| Value::Str(m.to_string()))
-                .collect(),
-        ),
-    );
-    w.kv("tokenizer.ggml.eos_token_id", Value::U32(5));
+    let mut w = tiny_bpe_tokenizer("qwen2");
     w.kv("tokenizer.ggml.bos_token_id", Value::U32(5));
     w.kv("tokenizer.ggml.add_bos_token", Value::Bool(true));
-    w.kv(
-        "tokenizer.chat_template",
-        Value::Str("{% for m in messages %}<{{ m.content }}>{% endfor %}{{ eos_token }}".into()),
-    );
     w.bytes()
 }
 
