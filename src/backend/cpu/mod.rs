@@ -127,6 +127,49 @@ impl CpuBackend {
         let s = crate::op::check_paged_batch(op.name(), q.shape[0], p[0], d.bs, &tables, d.mb, &self.u32s(seqs)?)?;
         Ok((d, tables, s))
     }
+    /// `f` over the tensor's bytes where they lie: a KV pool is written a few rows at a time, so
+    /// it is not copied whole (a copy per layer per step grows with --kv-memory).
+    fn with_bytes_mut<R>(&self, t: &Tensor, f: impl FnOnce(&mut [u8]) -> R) -> Result<R> {
+        let s = self.storage(t)?;
+        let mut b = s.bytes.lock().unwrap();
+        let (a, n) = (t.byte_offset(), t.nbytes());
+        if a + n > b.len() {
+            return Err(Error::Other(format!(
+                "cpu: tensor region {a}+{n} past buffer of {} bytes",
+                b.len()
+            )));
+        }
+        Ok(f(&mut b[a..a + n]))
+    }
+    /// The blocks of `pool` the sequences read (block j < ceil(kv_len / bs) of each table row),
+    /// decoded to f32 one after another, and the tables renumbered to them: what
+    /// `paged_attention` reads, without decoding the rest of the pool.
+    fn read_blocks(
+        &self,
+        pool: &Tensor,
+        tables: &[u32],
+        seqs: &[crate::op::PagedSeq],
+        d: PagedDims,
+    ) -> Result<(Vec<f32>, Vec<u32>)> {
+        let rb = pool.dtype.nbytes(d.bs * d.hkv * d.dh);
+        let mut index = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        let mut renum = vec![0u32; tables.len()];
+        self.with_bytes_mut(pool, |bytes| {
+            for (s, sq) in seqs.iter().enumerate() {
+                for j in 0..(sq.kv_len as usize).div_ceil(d.bs) {
+                    let b = tables[s * d.mb + j];
+                    let next = index.len() as u32;
+                    renum[s * d.mb + j] = *index.entry(b).or_insert_with(|| {
+                        let at = b as usize * rb;
+                        out.extend(pool.dtype.decode_f32(&bytes[at..at + rb]));
+                        next
+                    });
+                }
+            }
+        })?;
+        Ok((out, renum))
+    }
     fn put_u32(&self, t: &Tensor, v: &[u32]) -> Result<()> {
         let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
         self.write(t, &b)
@@ -345,23 +388,16 @@ impl Backend for CpuBackend {
                 let slots = self.u32s(i[2])?;
                 crate::op::check_slots(op.name(), &slots, rows)?;
                 for (x, pool) in [(i[0], o[0]), (i[1], o[1])] {
-                    let mut bytes = self.read(pool)?;
-                    kv_write(&mut bytes, pool.dtype, row, &self.f32s(x)?, &slots);
-                    self.write(pool, &bytes)?;
+                    let x = self.f32s(x)?;
+                    self.with_bytes_mut(pool, |bytes| kv_write(bytes, pool.dtype, row, &x, &slots))?;
                 }
                 Ok(())
             }
             Op::PagedAttention { scale, .. } => {
                 let (d, tables, seqs) = self.paged_batch(op, i[0], i[1], i[3], i[4])?;
-                let y = paged_attention(
-                    &self.f32s(i[0])?,
-                    &self.f32s(i[1])?,
-                    &self.f32s(i[2])?,
-                    &tables,
-                    &seqs,
-                    d,
-                    *scale,
-                );
+                let (k, renum) = self.read_blocks(i[1], &tables, &seqs, d)?;
+                let (v, _) = self.read_blocks(i[2], &tables, &seqs, d)?;
+                let y = paged_attention(&self.f32s(i[0])?, &k, &v, &renum, &seqs, d, *scale);
                 self.put(o[0], &y)
             }
             Op::PagedGatedAttention {
@@ -376,11 +412,11 @@ impl Backend for CpuBackend {
                 // k and v into the pools (rounded to their dtype); attention reads them as stored
                 crate::op::check_slots(op.name(), &slots, o[1].shape[0] * d.bs)?;
                 for (x, pool) in [(k, o[1]), (f(2)?, o[2])] {
-                    let mut bytes = self.read(pool)?;
-                    kv_write(&mut bytes, pool.dtype, d.hkv * d.dh, &x, &slots);
-                    self.write(pool, &bytes)?;
+                    self.with_bytes_mut(pool, |bytes| kv_write(bytes, pool.dtype, d.hkv * d.dh, &x, &slots))?;
                 }
-                let y = paged_attention(&q, &self.f32s(o[1])?, &self.f32s(o[2])?, &tables, &seqs, d, *scale);
+                let (kb, renum) = self.read_blocks(o[1], &tables, &seqs, d)?;
+                let (vb, _) = self.read_blocks(o[2], &tables, &seqs, d)?;
+                let y = paged_attention(&q, &kb, &vb, &renum, &seqs, d, *scale);
                 self.put(o[0], &apply_gate(&y, &gate))
             }
             Op::Penalties => {
