@@ -13,7 +13,7 @@ pub const HEADER: &str = include_str!("../../../hip/wgllm_hip.h");
 pub const CUDA_PRELUDE: &str = include_str!("../../../hip/cuda_prelude.h");
 
 /// Every kernel file under hip/, by name.
-pub const FILES: [(&str, &str); 13] = [
+pub const FILES: &[(&str, &str)] = &[
     ("add_rms_norm.hip", include_str!("../../../hip/add_rms_norm.hip")),
     ("argmax.hip", include_str!("../../../hip/argmax.hip")),
     ("attention.hip", include_str!("../../../hip/attention.hip")),

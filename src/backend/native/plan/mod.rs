@@ -1,5 +1,10 @@
 //! Which hip/ kernel runs an op, with which dtype substitutions, grid and arguments; and what
 //! the native kernels refuse (by name, with the reason). Shared by the cuda and hip backends.
+mod hybrid;
+mod paged;
+mod quant;
+mod sample;
+
 use super::{Arg, ModuleKey};
 use crate::backend::Support;
 use crate::dtype::DType;
@@ -14,7 +19,7 @@ const ATTENTION_MAX_DH: usize = BLOCK as usize;
 /// gemm.hip's output tile (GT).
 const GEMM_TILE: usize = 64;
 /// Blocks of a grid-stride elementwise launch.
-const MAX_BLOCKS: usize = 1 << 16;
+pub(super) const MAX_BLOCKS: usize = 1 << 16;
 
 /// One kernel launch.
 #[derive(Clone, Debug)]
@@ -26,7 +31,7 @@ pub struct Launch {
 }
 
 /// The C type of a float operand in the kernels (the `T_*` substitution).
-fn ty(d: DType) -> &'static str {
+pub(super) fn ty(d: DType) -> &'static str {
     match d {
         DType::F32 => "float",
         DType::F16 => "wg_f16",
@@ -51,8 +56,8 @@ pub fn supports(desc: &OpDesc) -> Support {
             ));
         }
     }
-    if let Some(q) = desc.inputs.iter().find(|t| t.dtype.is_quant()) {
-        return Support::No(format!("no hip/ kernel for {} over {}", desc.op.name(), q.dtype));
+    if desc.inputs.iter().any(|t| t.dtype.is_quant()) {
+        return quant::supports(desc);
     }
     let i = &desc.inputs;
     match &desc.op {
@@ -89,44 +94,33 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::TopK { .. }
         | Op::Copy
         | Op::Cast => Support::Yes,
-        // embedding_shard and the Qwen3.5 ops have WGSL kernels only so far
         Op::EmbeddingShard { .. }
         | Op::CausalConv1d
         | Op::CausalConv1dUpdate
         | Op::GdnRecurrent
         | Op::GdnChunked
         | Op::RmsNormGated { .. }
-        | Op::GatedAttention { .. } => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
-        // the paged KV ops (issue 17) have WGSL kernels only until the native issue adds them
-        Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => Support::No(format!(
-            "no hip/ kernel for {} yet (paged KV cache: wgpu and cpu only)",
-            desc.op.name()
-        )),
-        // the sampling ops: WGSL kernels only until the native issue adds them
-        Op::Penalties | Op::MinP | Op::Sample { .. } => {
-            Support::No(format!("no hip/ kernel for {} yet", desc.op.name()))
-        }
-        // the hybrid-state ops (issue 17) likewise
-        Op::CausalConv1dBatch | Op::GdnBatch => Support::No(format!(
-            "no hip/ kernel for {} yet (Qwen3.5 state slots: wgpu and cpu only)",
-            desc.op.name()
-        )),
+        | Op::GatedAttention { .. }
+        | Op::CausalConv1dBatch
+        | Op::GdnBatch => hybrid::supports(desc),
+        Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => paged::supports(desc),
+        Op::Penalties | Op::MinP | Op::Sample { .. } => sample::supports(desc),
     }
 }
 
-fn module(file: &'static str, defines: &[(&'static str, DType)]) -> ModuleKey {
+pub(super) fn module(file: &'static str, defines: &[(&'static str, DType)]) -> ModuleKey {
     ModuleKey {
         file,
         defines: defines.iter().map(|(k, d)| (*k, ty(*d))).collect(),
     }
 }
 
-fn u(x: usize) -> u32 {
+pub(super) fn u(x: usize) -> u32 {
     x as u32
 }
 
 /// A grid-stride launch over `n` elements: (blocks, stride).
-fn stride_grid(n: usize) -> (u32, u64) {
+pub(super) fn stride_grid(n: usize) -> (u32, u64) {
     let blocks = n.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS);
     (blocks as u32, blocks as u64 * BLOCK as u64)
 }
@@ -146,6 +140,9 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             args: [ptrs.as_slice(), scalars].concat(),
         }]
     };
+    if i.iter().any(|t| t.dtype.is_quant()) {
+        return quant::launches(desc, &ptrs, wave);
+    }
     match &desc.op {
         Op::Embedding => {
             let (v, d, t) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
@@ -333,16 +330,10 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::GdnChunked
         | Op::RmsNormGated { .. }
         | Op::GatedAttention { .. }
-        | Op::KvWrite
-        | Op::PagedAttention { .. }
-        | Op::PagedGatedAttention { .. }
-        | Op::Penalties
-        | Op::MinP
         | Op::CausalConv1dBatch
-        | Op::GdnBatch
-        | Op::Sample { .. } => {
-            unreachable!("{} is refused by supports", desc.op.name())
-        }
+        | Op::GdnBatch => hybrid::launches(desc, &ptrs, wave),
+        Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => paged::launches(desc, &ptrs, wave),
+        Op::Penalties | Op::MinP | Op::Sample { .. } => sample::launches(desc, &ptrs, wave),
     }
 }
 

@@ -1,0 +1,19 @@
+//! The native plan of the paged KV cache ops: kv_write, paged_attention, paged_gated_attention.
+use super::Launch;
+use crate::backend::native::Arg;
+use crate::backend::Support;
+use crate::op::OpDesc;
+
+/// Whether the hip/ kernels run `desc` (the paged KV ops); the reason when not.
+pub fn supports(desc: &OpDesc) -> Support {
+    Support::No(format!(
+        "no hip/ kernel for {} yet (paged KV cache: wgpu and cpu only)",
+        desc.op.name()
+    ))
+}
+
+/// The launches of `desc` (already `supports`-checked): `ptrs` are the operands' addresses
+/// (inputs, then outputs), which every kernel takes first.
+pub fn launches(desc: &OpDesc, _ptrs: &[Arg], _wave: u32) -> Vec<Launch> {
+    unreachable!("{} is refused by supports", desc.op.name())
+}
