@@ -8,8 +8,9 @@
 //! over them is the one the hip backend has too (`native::device`), where every call is checked
 //! and turned into `Error::Device` naming the call. Memory comes from cuMemAlloc (device-only; never managed memory). Kernels are compiled
 //! once per (source, dtype substitution), cached in memory and on disk by (source hash, sm arch,
-//! NVRTC version). Work is queued on the legacy default stream, so uploads, launches and
-//! downloads stay in order.
+//! NVRTC version). Kernels run on one blocking stream (queued, then replayed as CUDA graphs:
+//! native/queue.rs) and the synchronous copies on the legacy default stream wait for it, so
+//! uploads, launches and downloads stay in order.
 use super::native::device::{checked, device_name, out, rtc_log, status, Device, Driver, Rtc, Status};
 use super::native::{plan::BLOCK, Func};
 use crate::error::Result;
@@ -22,6 +23,9 @@ use std::sync::{Arc, OnceLock};
 /// A CUDA device: the driver API over the device's primary context.
 pub struct Cuda {
     ctx: sys::CUcontext,
+    /// every launch, graph and asynchronous copy goes here (a blocking stream: the synchronous
+    /// copies on the legacy default stream wait for it)
+    stream: sys::CUstream,
 }
 
 /// The runtime of one CUDA device.
@@ -160,6 +164,11 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
     check(&pre, "cuDevicePrimaryCtxRetain", unsafe {
         sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
     })?;
+    check(&pre, "cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(ctx) })?;
+    let mut stream = null_mut();
+    check(&pre, "cuStreamCreate", unsafe {
+        sys::cuStreamCreate(&mut stream, sys::CUstream_flags::CU_STREAM_DEFAULT as u32)
+    })?;
     let arch = format!("sm_{major}{minor}");
     let description = format!(
         "{adapter}, {arch}, {sms} SMs, {} GiB, driver CUDA {}.{}, {compiler}, warp 32",
@@ -169,7 +178,7 @@ fn open(ordinal: i32, count: i32, compiler: &str, driver: i32) -> Result<CudaRun
     );
     let name = device_name("cuda", &adapter, ordinal, count);
     Ok(Device::new(
-        Cuda { ctx },
+        Cuda { ctx, stream },
         name,
         arch,
         compiler.to_string(),
@@ -199,8 +208,10 @@ impl Driver for Cuda {
     }
 
     fn upload(&self, ptr: u64, bytes: &[u8]) -> Status {
-        st("cuMemcpyHtoD", unsafe {
-            sys::cuMemcpyHtoD_v2(ptr, bytes.as_ptr() as *const c_void, bytes.len())
+        // asynchronous on the stream: from pageable memory the driver stages the bytes before it
+        // returns, and the copy waits for the queued kernels without the host waiting for them
+        st("cuMemcpyHtoDAsync", unsafe {
+            sys::cuMemcpyHtoDAsync_v2(ptr, bytes.as_ptr() as *const c_void, bytes.len(), self.stream)
         })
     }
 
@@ -231,12 +242,95 @@ impl Driver for Cuda {
     fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status {
         let (f, p) = (f.0 as usize as sys::CUfunction, params.as_mut_ptr());
         st("cuLaunchKernel", unsafe {
-            sys::cuLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, null_mut(), p, null_mut())
+            sys::cuLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, self.stream, p, null_mut())
         })
     }
 
     fn sync(&self) -> Status {
         st("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    }
+
+    fn capture_begin(&self) -> Status {
+        // relaxed: other threads may use the context meanwhile (they do not touch this stream)
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        st("cuStreamBeginCapture", unsafe {
+            sys::cuStreamBeginCapture_v2(self.stream, mode)
+        })
+    }
+
+    fn capture_end(&self) -> Status<usize> {
+        out(null_mut(), |g| {
+            st("cuStreamEndCapture", unsafe { sys::cuStreamEndCapture(self.stream, g) })
+        })
+        .map(|g| g as usize)
+    }
+
+    fn graph_instantiate(&self, graph: usize) -> Status<usize> {
+        out(null_mut(), |e| {
+            st("cuGraphInstantiateWithFlags", unsafe {
+                sys::cuGraphInstantiateWithFlags(e, graph as sys::CUgraph, 0)
+            })
+        })
+        .map(|e| e as usize)
+    }
+
+    fn graph_update(&self, exec: usize, graph: usize) -> bool {
+        let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
+        let r = unsafe { sys::cuGraphExecUpdate_v2(exec as sys::CUgraphExec, graph as sys::CUgraph, &mut info) };
+        r == sys::CUresult::CUDA_SUCCESS
+    }
+
+    fn graph_launch(&self, exec: usize) -> Status {
+        st("cuGraphLaunch", unsafe {
+            sys::cuGraphLaunch(exec as sys::CUgraphExec, self.stream)
+        })
+    }
+
+    fn graph_destroy(&self, graph: usize) {
+        unsafe { sys::cuGraphDestroy(graph as sys::CUgraph) };
+    }
+
+    fn exec_destroy(&self, exec: usize) {
+        unsafe { sys::cuGraphExecDestroy(exec as sys::CUgraphExec) };
+    }
+
+    fn host_alloc(&self, bytes: usize) -> Status<usize> {
+        out(null_mut(), |p| {
+            st("cuMemAllocHost", unsafe { sys::cuMemAllocHost_v2(p, bytes) })
+        })
+        .map(|p| p as usize)
+    }
+
+    fn host_free(&self, host: usize) {
+        unsafe { sys::cuMemFreeHost(host as *mut c_void) };
+    }
+
+    fn event_create(&self) -> Status<usize> {
+        // no timing: the cheapest event to record and wait on
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+        out(null_mut(), |e| {
+            st("cuEventCreate", unsafe { sys::cuEventCreate(e, flags) })
+        })
+        .map(|e| e as usize)
+    }
+
+    fn event_destroy(&self, event: usize) {
+        unsafe { sys::cuEventDestroy_v2(event as sys::CUevent) };
+    }
+
+    fn download_async(&self, ptr: u64, host: usize, bytes: usize, event: usize) -> Status {
+        st("cuMemcpyDtoHAsync", unsafe {
+            sys::cuMemcpyDtoHAsync_v2(host as *mut c_void, ptr, bytes, self.stream)
+        })?;
+        st("cuEventRecord", unsafe {
+            sys::cuEventRecord(event as sys::CUevent, self.stream)
+        })
+    }
+
+    fn event_wait(&self, event: usize) -> Status {
+        st("cuEventSynchronize", unsafe {
+            sys::cuEventSynchronize(event as sys::CUevent)
+        })
     }
 }
 

@@ -21,7 +21,14 @@ use std::sync::{Arc, OnceLock};
 /// A ROCm device: the HIP runtime API with the device made current by its ordinal.
 pub struct Hip {
     ordinal: i32,
+    /// every launch, graph and asynchronous copy goes here (a blocking stream: the synchronous
+    /// copies on the null stream wait for it)
+    stream: hip::hipStream_t,
 }
+
+// The stream is a plain runtime handle, usable from any thread once the device is bound.
+unsafe impl Send for Hip {}
+unsafe impl Sync for Hip {}
 
 /// The runtime of one ROCm device.
 pub type HipRuntime = Device<Hip>;
@@ -107,8 +114,12 @@ fn open(ordinal: i32, count: i32, compiler: &str) -> Result<HipRuntime> {
         props.totalGlobalMem >> 30
     );
     let name = device_name("hip", &adapter, ordinal, count);
+    let mut stream = null_mut();
+    check(&pre, "hipStreamCreateWithFlags", unsafe {
+        hip::hipStreamCreateWithFlags(&mut stream, 0)
+    })?;
     Ok(Device::new(
-        Hip { ordinal },
+        Hip { ordinal, stream },
         name,
         arch,
         compiler.to_string(),
@@ -138,11 +149,14 @@ impl Driver for Hip {
     }
 
     fn upload(&self, ptr: u64, bytes: &[u8]) -> Status {
-        st("hipMemcpyHtoD", unsafe {
-            hip::hipMemcpyHtoD(
+        // asynchronous on the stream: from pageable memory the runtime stages the bytes before it
+        // returns, and the copy waits for the queued kernels without the host waiting for them
+        st("hipMemcpyHtoDAsync", unsafe {
+            hip::hipMemcpyHtoDAsync(
                 ptr as usize as hip::hipDeviceptr_t,
-                bytes.as_ptr() as *const c_void,
+                bytes.as_ptr() as *mut c_void,
                 bytes.len(),
+                self.stream,
             )
         })
     }
@@ -178,12 +192,109 @@ impl Driver for Hip {
     fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status {
         let (f, p) = (f.0 as usize as hip::hipFunction_t, params.as_mut_ptr());
         st("hipModuleLaunchKernel", unsafe {
-            hip::hipModuleLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, null_mut(), p, null_mut())
+            hip::hipModuleLaunchKernel(f, grid.0, grid.1, 1, BLOCK, 1, 1, 0, self.stream, p, null_mut())
         })
     }
 
     fn sync(&self) -> Status {
         st("hipDeviceSynchronize", unsafe { hip::hipDeviceSynchronize() })
+    }
+
+    fn capture_begin(&self) -> Status {
+        let mode = hip::hipStreamCaptureMode_hipStreamCaptureModeRelaxed;
+        st("hipStreamBeginCapture", unsafe {
+            hip::hipStreamBeginCapture(self.stream, mode)
+        })
+    }
+
+    fn capture_end(&self) -> Status<usize> {
+        out(null_mut(), |g| {
+            st("hipStreamEndCapture", unsafe {
+                hip::hipStreamEndCapture(self.stream, g)
+            })
+        })
+        .map(|g| g as usize)
+    }
+
+    fn graph_instantiate(&self, graph: usize) -> Status<usize> {
+        out(null_mut(), |e| {
+            st("hipGraphInstantiateWithFlags", unsafe {
+                hip::hipGraphInstantiateWithFlags(e, graph as hip::hipGraph_t, 0)
+            })
+        })
+        .map(|e| e as usize)
+    }
+
+    fn graph_update(&self, exec: usize, graph: usize) -> bool {
+        let mut node = null_mut();
+        let mut result = 0;
+        let r = unsafe {
+            hip::hipGraphExecUpdate(
+                exec as hip::hipGraphExec_t,
+                graph as hip::hipGraph_t,
+                &mut node,
+                &mut result,
+            )
+        };
+        r == hip::hipError_t_hipSuccess && result == hip::hipGraphExecUpdateResult_hipGraphExecUpdateSuccess
+    }
+
+    fn graph_launch(&self, exec: usize) -> Status {
+        st("hipGraphLaunch", unsafe {
+            hip::hipGraphLaunch(exec as hip::hipGraphExec_t, self.stream)
+        })
+    }
+
+    fn graph_destroy(&self, graph: usize) {
+        unsafe { hip::hipGraphDestroy(graph as hip::hipGraph_t) };
+    }
+
+    fn exec_destroy(&self, exec: usize) {
+        unsafe { hip::hipGraphExecDestroy(exec as hip::hipGraphExec_t) };
+    }
+
+    fn host_alloc(&self, bytes: usize) -> Status<usize> {
+        out(null_mut(), |p| {
+            st("hipHostMalloc", unsafe { hip::hipHostMalloc(p, bytes, 0) })
+        })
+        .map(|p| p as usize)
+    }
+
+    fn host_free(&self, host: usize) {
+        unsafe { hip::hipHostFree(host as *mut c_void) };
+    }
+
+    fn event_create(&self) -> Status<usize> {
+        out(null_mut(), |e| {
+            st("hipEventCreateWithFlags", unsafe {
+                hip::hipEventCreateWithFlags(e, hip::hipEventDisableTiming)
+            })
+        })
+        .map(|e| e as usize)
+    }
+
+    fn event_destroy(&self, event: usize) {
+        unsafe { hip::hipEventDestroy(event as hip::hipEvent_t) };
+    }
+
+    fn download_async(&self, ptr: u64, host: usize, bytes: usize, event: usize) -> Status {
+        st("hipMemcpyDtoHAsync", unsafe {
+            hip::hipMemcpyDtoHAsync(
+                host as *mut c_void,
+                ptr as usize as hip::hipDeviceptr_t,
+                bytes,
+                self.stream,
+            )
+        })?;
+        st("hipEventRecord", unsafe {
+            hip::hipEventRecord(event as hip::hipEvent_t, self.stream)
+        })
+    }
+
+    fn event_wait(&self, event: usize) -> Status {
+        st("hipEventSynchronize", unsafe {
+            hip::hipEventSynchronize(event as hip::hipEvent_t)
+        })
     }
 }
 

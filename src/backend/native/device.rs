@@ -6,7 +6,9 @@
 //! disk cache), binding the device before each call, the per-launch sync of `WGLLM_NATIVE_SYNC=1`.
 //! Every call goes through [`checked`], which turns a failure into `Error::Device` naming the
 //! call (`cuMemAlloc(4096 bytes)`, `hipModuleLaunchKernel(rms_norm (...))`).
+use super::queue::{Queue, QueueStats, SubmitError};
 use super::{launch_label, plan::Launch, source, with_params, Func, FuncCache, ModuleKey, Runtime};
+use crate::backend::ReadTicket;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -75,11 +77,38 @@ pub trait Driver: Send + Sync + 'static {
     /// Loads a code object; the module handle as an integer.
     fn load(&self, image: &[u8]) -> Status<usize>;
     fn function(&self, module: usize, entry: &CStr) -> Status<Func>;
-    /// Queues `f` over `grid` blocks of `plan::BLOCK` threads on the default stream; `params`
+    /// Queues `f` over `grid` blocks of `plan::BLOCK` threads on the device's stream (a blocking
+    /// stream: the synchronous copies, on the legacy default stream, wait for it); `params`
     /// points at each argument's slot.
     fn launch(&self, f: Func, grid: (u32, u32), params: &mut [*mut c_void]) -> Status;
     /// Waits until the device is idle.
     fn sync(&self) -> Status;
+
+    // Graphs (queue.rs): the stream's launches recorded by capture, replayed as one.
+    /// Starts recording this thread's launches on the stream instead of running them.
+    fn capture_begin(&self) -> Status;
+    /// Ends the recording; the graph it made.
+    fn capture_end(&self) -> Status<usize>;
+    fn graph_instantiate(&self, graph: usize) -> Status<usize>;
+    /// Gives `exec` the arguments and grids of `graph` (the same kernels in the same order);
+    /// false when the runtime cannot, and then the caller instantiates `graph` anew.
+    fn graph_update(&self, exec: usize, graph: usize) -> bool;
+    /// Queues the instantiated graph on the stream.
+    fn graph_launch(&self, exec: usize) -> Status;
+    fn graph_destroy(&self, graph: usize);
+    fn exec_destroy(&self, exec: usize);
+
+    // Asynchronous read-back.
+    /// `bytes` of page-locked host memory (asynchronous copies land there).
+    fn host_alloc(&self, bytes: usize) -> Status<usize>;
+    fn host_free(&self, host: usize);
+    fn event_create(&self) -> Status<usize>;
+    fn event_destroy(&self, event: usize);
+    /// Queues a copy of `bytes` at device `ptr` into page-locked `host` on the stream, and
+    /// `event` behind it.
+    fn download_async(&self, ptr: u64, host: usize, bytes: usize, event: usize) -> Status;
+    /// Waits until the work queued before `event` is done.
+    fn event_wait(&self, event: usize) -> Status;
 }
 
 /// A runtime compiler (NVRTC, hiprtc): each function is one FFI call. Needs no device.
@@ -147,8 +176,11 @@ pub struct Device<D: Driver> {
     wave: u32,
     modules: Mutex<HashMap<ModuleKey, usize>>,
     funcs: FuncCache,
-    /// `WGLLM_NATIVE_SYNC=1`: wait after every launch, so a fault names the kernel that caused it
+    /// `WGLLM_NATIVE_SYNC=1`: launch at once and wait after every launch, so a fault names the
+    /// kernel that caused it (no queue, no graphs)
     sync_each: bool,
+    /// launches not yet submitted, the graphs, the read-back slots
+    queue: Mutex<Queue>,
     driver: D,
 }
 
@@ -164,8 +196,27 @@ impl<D: Driver> Device<D> {
             modules: Mutex::new(HashMap::new()),
             funcs: FuncCache::default(),
             sync_each: std::env::var("WGLLM_NATIVE_SYNC").is_ok_and(|v| v == "1"),
+            queue: Mutex::new(Queue::default()),
             driver,
         }
+    }
+
+    /// Launches what is queued (before anything that must see the device in order).
+    fn submit(&self) -> Result<()> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if q.is_empty() {
+            return Ok(());
+        }
+        checked(&self.name, self.driver.bind(), str::to_string)?;
+        q.submit(&self.driver)
+            .map_err(|SubmitError { failure, launch }| Error::Device {
+                device: self.name.clone(),
+                call: match &launch {
+                    Some(l) => format!("{}({})", failure.call, launch_label(l)),
+                    None => failure.call.to_string(),
+                },
+                detail: failure.detail,
+            })
     }
 
     /// Binds the device, then makes the call.
@@ -177,6 +228,15 @@ impl<D: Driver> Device<D> {
     /// The source of `m` compiled for this device's arch (or the disk cache's copy).
     pub fn compile(&self, m: &ModuleKey) -> Result<Vec<u8>> {
         compile::<D::Rtc>(&self.name, m, &self.arch, &self.compiler)
+    }
+}
+
+impl<D: Driver> Drop for Device<D> {
+    fn drop(&mut self) {
+        let q = self.queue.get_mut().unwrap_or_else(|e| e.into_inner());
+        if self.driver.bind().is_ok() {
+            q.destroy(&self.driver);
+        }
     }
 }
 
@@ -210,16 +270,21 @@ impl<D: Driver> Runtime for Device<D> {
     }
 
     fn free(&self, ptr: u64) {
+        // queued kernels may still read it: they run first. A failure here has no caller to go to;
+        // the device is then broken and the next sync reports it.
+        let _ = self.submit();
         if self.driver.bind().is_ok() {
             self.driver.free(ptr);
         }
     }
 
     fn upload(&self, ptr: u64, bytes: &[u8]) -> Result<()> {
+        self.submit()?;
         self.call(|d| d.upload(ptr, bytes), str::to_string)
     }
 
     fn download(&self, ptr: u64, out: &mut [u8]) -> Result<()> {
+        self.submit()?;
         self.call(|d| d.download(ptr, out), str::to_string)
     }
 
@@ -244,17 +309,56 @@ impl<D: Driver> Runtime for Device<D> {
     }
 
     fn launch(&self, f: Func, l: &Launch) -> Result<()> {
+        if !self.sync_each {
+            self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(f, l);
+            return Ok(());
+        }
         // call names are built only on failure: launches are the hot path
         with_params(&l.args, |p| {
             self.call(|d| d.launch(f, l.grid, p), |c| format!("{c}({})", launch_label(l)))
         })?;
-        if self.sync_each {
-            self.call(|d| d.sync(), |c| format!("{c}(after {})", launch_label(l)))?;
-        }
-        Ok(())
+        self.call(|d| d.sync(), |c| format!("{c}(after {})", launch_label(l)))
     }
 
     fn sync(&self) -> Result<()> {
+        self.submit()?;
         self.call(|d| d.sync(), str::to_string)
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.submit()
+    }
+
+    fn read_start(&self, ptr: u64, bytes: usize) -> Result<ReadTicket> {
+        if bytes > super::queue::READ_SLOT_BYTES {
+            let mut out = vec![0u8; bytes];
+            self.download(ptr, &mut out)?;
+            return Ok(ReadTicket::Ready(out));
+        }
+        self.submit()?;
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let t = self.call(|d| q.read_start(d, ptr, bytes), |c| format!("{c}({bytes} bytes)"))?;
+        Ok(ReadTicket::Pending(t as u64))
+    }
+
+    fn read_finish(&self, ticket: u64) -> Result<Vec<u8>> {
+        let slot = self
+            .queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .slot(ticket as usize);
+        let Some((event, host, bytes)) = slot else {
+            return Err(Error::Other(format!("{}: no read-back {ticket} in flight", self.name)));
+        };
+        // wait without the queue's lock: the host may record the next step meanwhile
+        let waited = self.call(|d| d.event_wait(event), str::to_string);
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let out = waited.map(|_| unsafe { std::slice::from_raw_parts(host as *const u8, bytes) }.to_vec());
+        q.release(ticket as usize);
+        out
+    }
+
+    fn queue_stats(&self) -> QueueStats {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).stats
     }
 }

@@ -13,9 +13,10 @@ pub mod device;
 #[cfg(all(test, feature = "cuda"))]
 mod emu;
 pub mod plan;
+pub mod queue;
 pub mod source;
 
-use super::{unsupported, Backend, Support};
+use super::{unsupported, Backend, Capability, PendingRead, ReadTicket, Support};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
@@ -108,6 +109,28 @@ pub trait Runtime: Send + Sync + 'static {
     fn launch(&self, f: Func, l: &plan::Launch) -> Result<()>;
     /// Waits until the device is idle.
     fn sync(&self) -> Result<()>;
+    /// Starts what `launch` queued (a runtime that launches at once has nothing to do).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Starts a copy of `bytes` at `ptr` to the host; the bytes at once where the runtime has no
+    /// asynchronous copy.
+    fn read_start(&self, ptr: u64, bytes: usize) -> Result<ReadTicket> {
+        let mut out = vec![0u8; bytes];
+        self.download(ptr, &mut out)?;
+        Ok(ReadTicket::Ready(out))
+    }
+    /// The bytes of a `read_start` ticket (waits for its copy only).
+    fn read_finish(&self, ticket: u64) -> Result<Vec<u8>> {
+        Err(Error::Other(format!(
+            "{}: no read-back {ticket} in flight",
+            self.name()
+        )))
+    }
+    /// Graph and launch counts (zero where launches are not queued).
+    fn queue_stats(&self) -> queue::QueueStats {
+        queue::QueueStats::default()
+    }
 }
 
 /// A device allocation; freed when the last tensor viewing it goes away.
@@ -232,11 +255,41 @@ impl Backend for NativeBackend {
     }
 
     fn flush(&self) -> Result<()> {
-        // launches are already queued on the device; downloads wait for them
-        Ok(())
+        self.rt.flush()
     }
 
     fn sync(&self) -> Result<()> {
         self.rt.sync()
+    }
+
+    fn capability(&self, cap: Capability) -> Support {
+        match cap {
+            // queued launches (one graph a step) and page-locked read-backs behind an event
+            Capability::PipelinedDecode => Support::Yes,
+            Capability::Timestamps | Capability::BandwidthProbe => {
+                Support::No(format!("not implemented on the native backends ({})", self.name))
+            }
+        }
+    }
+
+    fn submit_readback(&self, t: &Tensor) -> Result<PendingRead<'_>> {
+        let ticket = self.start_read(t)?;
+        Ok(PendingRead::new(move || self.finish_read(ticket)))
+    }
+
+    fn start_read(&self, t: &Tensor) -> Result<ReadTicket> {
+        let a = self.addr(t)?;
+        self.rt.read_start(a, t.nbytes())
+    }
+
+    fn finish_read(&self, ticket: ReadTicket) -> Result<Vec<u8>> {
+        match ticket {
+            ReadTicket::Ready(b) => Ok(b),
+            ReadTicket::Pending(id) => self.rt.read_finish(id),
+        }
+    }
+
+    fn last_submit_dispatches(&self) -> Option<u64> {
+        Some(self.rt.queue_stats().last_submit)
     }
 }
