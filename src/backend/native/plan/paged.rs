@@ -124,3 +124,32 @@ pub fn launches(desc: &OpDesc, ptrs: &[Arg], _wave: u32) -> Vec<Launch> {
         _ => unreachable!("paged::launches is called for the paged ops"),
     }
 }
+
+#[cfg(all(test, feature = "cuda"))]
+mod tests {
+    use crate::backend::native::emu::EmuRuntime;
+    use crate::dtype::DType;
+    use crate::parity::paged_invariance;
+
+    /// src/parity/paged_invariance.rs's property (one sequence's rows give the same bits in every
+    /// batch composition and chunking, and agree with the CPU reference) through the host-emulated
+    /// hip/ kernels: the kernels' batch invariance is a property of their code, so the emulator
+    /// checks it where no GPU is (tests/ops.rs runs the same check on the real devices).
+    #[test]
+    #[ignore = "slow (thousands of emulated blocks)"]
+    fn paged_invariance_holds_in_the_emulated_kernels() {
+        let dev = EmuRuntime::new().expect("no clang++ for the host emulation").backend();
+        for (gated, kv) in [
+            (false, DType::F32),
+            (false, DType::F16),
+            (true, DType::F32),
+            (true, DType::BF16),
+        ] {
+            let t0 = std::time::Instant::now();
+            match paged_invariance::check(&dev, kv, gated) {
+                Ok(m) => eprintln!("gated {gated}, kv {kv}: {m} ({:.1}s)", t0.elapsed().as_secs_f64()),
+                Err(m) => panic!("gated {gated}, kv {kv}: {m}"),
+            }
+        }
+    }
+}
