@@ -20,6 +20,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("convert.hip", include_str!("../../../hip/convert.hip")),
     ("elementwise.hip", include_str!("../../../hip/elementwise.hip")),
     ("embedding.hip", include_str!("../../../hip/embedding.hip")),
+    ("gdn.hip", include_str!("../../../hip/gdn.hip")),
+    ("gdn_chunked.hip", include_str!("../../../hip/gdn_chunked.hip")),
     ("gemm.hip", include_str!("../../../hip/gemm.hip")),
     ("matvec.hip", include_str!("../../../hip/matvec.hip")),
     ("rms_norm.hip", include_str!("../../../hip/rms_norm.hip")),
