@@ -12,7 +12,7 @@ shift || true
 archs=("$@")
 [ ${#archs[@]} -gt 0 ] || archs=(gfx1100 gfx1151)
 mkdir -p "$out"
-all_t() { for t in T_X T_W T_Y T_A T_B T_S T_TABLE T_OUT T_Q T_KV T_O T_Z T_SO T_K T_V T_QN T_KN T_KC T_VC; do printf -- '-D%s=%s ' "$t" "$1"; done; }
+all_t() { for t in T_X T_W T_Y T_A T_B T_S T_TABLE T_OUT T_Q T_KV T_O T_Z T_SO T_K T_V T_QN T_KN T_KC T_VC T_WB; do printf -- '-D%s=%s ' "$t" "$1"; done; }
 variants=("f32|" "bf16|$(all_t wg_bf16) -DT_E=u16" "f16|$(all_t wg_f16) -DT_E=u16")
 n=0
 for arch in "${archs[@]}"; do

@@ -15,4 +15,5 @@ WG_DEV unsigned int wg_shfl_xor(unsigned int v, unsigned int mask) { return __sh
 WG_DEV float wg_bits_f(unsigned int u) { return __uint_as_float(u); }
 WG_DEV unsigned int wg_f_bits(float f) { return __float_as_uint(f); }
 WG_DEV float wg_exp(float x) { return expf(x); }
+WG_DEV float wg_log(float x) { return logf(x); }
 WG_DEV float wg_sqrt(float x) { return sqrtf(x); }

@@ -51,6 +51,7 @@ WG_DEV u32 wg_shfl_xor(u32 v, u32 mask) {
 WG_DEV float wg_bits_f(u32 u) { return __builtin_bit_cast(float, u); }
 WG_DEV u32 wg_f_bits(float f) { return __builtin_bit_cast(u32, f); }
 WG_DEV float wg_exp(float x) { return __builtin_expf(x); }
+WG_DEV float wg_log(float x) { return __builtin_logf(x); }
 WG_DEV float wg_sqrt(float x) { return __builtin_sqrtf(x); }
 #endif
 

@@ -36,6 +36,7 @@ WG_DEV unsigned wg_shfl_xor(unsigned v, unsigned m) {
 WG_DEV float wg_bits_f(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 WG_DEV unsigned wg_f_bits(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 WG_DEV float wg_exp(float x) { return std::exp(x); }
+WG_DEV float wg_log(float x) { return std::log(x); }
 WG_DEV float wg_sqrt(float x) { return std::sqrt(x); }
 
 template <class... A, std::size_t... I>

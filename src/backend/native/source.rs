@@ -27,6 +27,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("embedding.hip", include_str!("../../../hip/embedding.hip")),
     ("embedding_shard.hip", include_str!("../../../hip/embedding_shard.hip")),
     ("gated_attention.hip", include_str!("../../../hip/gated_attention.hip")),
+    ("gdn.hip", include_str!("../../../hip/gdn.hip")),
+    ("gdn_chunked.hip", include_str!("../../../hip/gdn_chunked.hip")),
     ("gemm.hip", include_str!("../../../hip/gemm.hip")),
     ("kv_write.hip", include_str!("../../../hip/kv_write.hip")),
     ("matvec.hip", include_str!("../../../hip/matvec.hip")),

@@ -17,6 +17,7 @@ pub fn supports(desc: &OpDesc) -> Support {
         | Op::CausalConv1dBatch
         | Op::RmsNormGated { .. }
         | Op::GatedAttention { .. } => conv_norm_attention_supports(desc),
+        Op::GdnRecurrent | Op::GdnChunked | Op::GdnBatch => super::gdn::supports(desc),
         _ => Support::No(format!("no hip/ kernel for {} yet", desc.op.name())),
     }
 }
@@ -31,6 +32,7 @@ pub fn launches(desc: &OpDesc, ptrs: &[Arg], _wave: u32) -> Vec<Launch> {
         | Op::CausalConv1dBatch
         | Op::RmsNormGated { .. }
         | Op::GatedAttention { .. } => conv_norm_attention_launches(desc, ptrs),
+        Op::GdnRecurrent | Op::GdnChunked | Op::GdnBatch => super::gdn::launches(desc, ptrs),
         _ => unreachable!("{} is refused by supports", desc.op.name()),
     }
 }

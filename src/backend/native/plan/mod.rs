@@ -1,5 +1,6 @@
 //! Which hip/ kernel runs an op, with which dtype substitutions, grid and arguments; and what
 //! the native kernels refuse (by name, with the reason). Shared by the cuda and hip backends.
+mod gdn;
 mod hybrid;
 mod paged;
 mod quant;
