@@ -22,9 +22,12 @@ pub const FILES: &[(&str, &str)] = &[
     ("embedding.hip", include_str!("../../../hip/embedding.hip")),
     ("gemm.hip", include_str!("../../../hip/gemm.hip")),
     ("matvec.hip", include_str!("../../../hip/matvec.hip")),
+    ("min_p.hip", include_str!("../../../hip/min_p.hip")),
+    ("penalties.hip", include_str!("../../../hip/penalties.hip")),
     ("rms_norm.hip", include_str!("../../../hip/rms_norm.hip")),
     ("rms_norm_rope.hip", include_str!("../../../hip/rms_norm_rope.hip")),
     ("rope.hip", include_str!("../../../hip/rope.hip")),
+    ("sample.hip", include_str!("../../../hip/sample.hip")),
     ("softmax.hip", include_str!("../../../hip/softmax.hip")),
     ("topk.hip", include_str!("../../../hip/topk.hip")),
 ];
