@@ -101,12 +101,22 @@ WG_DEV u64 block_sum_u64(u64 s) {
     return r;
 }
 
+// The first level of every search's histogram: it does not depend on a prefix, so the pass that
+// sums Z builds it once for all the searches of the row (the level where most elements land in a
+// few digits, so where the atomics contend most).
+struct Level0 {
+    u32 n[WG_BLOCK];  // elements by digit
+    u32 nw[WG_BLOCK]; // weighted elements by digit
+    u64 w[WG_BLOCK];  // their mass
+};
+
 // The first element of the row's order at which a running total reaches `need` (1 <= need <= the
 // row's total): the count of elements (by_count) or the sum of their weights. Returns its id; with
-// `with_mass`, *through = the weight of every element up to it, it included. Every thread must
-// call it with the same arguments; all get the same results.
-WG_DEV u32 search(const float* x, u32 v, bool by_count, bool with_mass, u64 need, u32 mb, float scale,
-                  u64* through) {
+// `with_mass`, *through = the weight of every element up to it, it included. `l0` holds the first
+// level (n for by_count, nw and w for the mass). Every thread must call it with the same
+// arguments; all get the same results.
+WG_DEV u32 search(const float* x, u32 v, const Level0* l0, bool by_count, bool with_mass, u64 need, u32 mb,
+                  float scale, u64* through) {
     __shared__ u32 h_count[WG_BLOCK];
     __shared__ u64 h_mass[WG_BLOCK];
     // the sum of the ids in a digit: the id itself when the digit holds one element
@@ -117,14 +127,14 @@ WG_DEV u32 search(const float* x, u32 v, bool by_count, bool with_mass, u64 need
     u64 prefix = 0u, above_n = 0u, above_w = 0u;
     u32 lv = 0u, id = 0u;
     for (;;) {
-        h_count[tid] = 0u;
-        h_mass[tid] = 0u;
+        h_count[tid] = lv == 0u ? (by_count ? l0->n[tid] : l0->nw[tid]) : 0u;
+        h_mass[tid] = lv == 0u && with_mass ? l0->w[tid] : 0u;
         h_ids[tid] = 0u;
         wg_sync();
-        for (u32 j = tid; j < v; j += WG_BLOCK) {
+        for (u32 j = tid; j < v && lv > 0u; j += WG_BLOCK) {
             u32 b = wg_f_bits(x[j]);
             u64 key = ckey(b, j);
-            if (lv > 0u && (key >> (64u - 8u * lv)) != (prefix >> (64u - 8u * lv))) continue;
+            if ((key >> (64u - 8u * lv)) != (prefix >> (64u - 8u * lv))) continue;
             u64 w = with_mass ? weight(b, mb, scale) : 0u;
             // a weightless element can never be where a mass is reached
             if (!by_count && w == 0u) continue;
@@ -148,7 +158,8 @@ WG_DEV u32 search(const float* x, u32 v, bool by_count, bool with_mass, u64 need
             bc[0] = prefix | ((u64)d << (56u - 8u * lv));
             bc[1] = acc_n;
             bc[2] = acc_w;
-            bc[3] = c <= 1u;
+            // level 0 keeps no ids: the next level finds the element
+            bc[3] = c <= 1u && lv > 0u;
             bc[4] = h_ids[d];
         }
         wg_sync();
@@ -193,6 +204,7 @@ WG_DEV float logprob(float l, float m, float ln_s, bool finite_m) {
 WG_KERNEL void sample(const float* logits, const float* params, u32* ids, float* lps, u32 v, u32 k) {
     __shared__ u64 alt_key[SAMPLE_MAX_K];
     __shared__ u32 alt_n;
+    __shared__ Level0 l0;
     u32 row = wg_bid_x(), tid = wg_tid();
     const float* x = logits + (u64)row * v;
     const float* p = params + 4ull * row;
@@ -217,12 +229,25 @@ WG_KERNEL void sample(const float* logits, const float* params, u32* ids, float*
     u32 top_k = kb >= 0x3f800000u && kb < 0x4b800000u ? (u32)p[1] : 0u;
     bool sampling = sb >= 0x00800000u && sb < 0x7f800000u && top_k != 1u;
     float scale = p[0];
-    // 3. one pass for Z (sampling rows) and the logprobs' sum of exp(l - m) over the finite logits
+    // 3. one pass for the logprobs' sum of exp(l - m) over the finite logits and, for what the
+    // searches need, Z and the first level of their histograms
+    bool count_search = (sampling && top_k != 0u && top_k < v) || k > SAMPLE_ROUNDS_K;
+    l0.n[tid] = 0u;
+    l0.nw[tid] = 0u;
+    l0.w[tid] = 0u;
+    wg_sync();
     u64 z = 0u;
     float s = 0.0f;
     for (u32 j = tid; j < v; j += WG_BLOCK) {
         u32 b = wg_f_bits(x[j]);
-        if (sampling) z += weight(b, mb, scale);
+        u32 d = wg_okey(wg_bits_f(b)) >> 24;
+        if (count_search) wg_atomic_add(&l0.n[d], 1u);
+        u64 w = sampling ? weight(b, mb, scale) : 0u;
+        if (w != 0u) {
+            z += w;
+            wg_atomic_add(&l0.nw[d], 1u);
+            wg_atomic_add(&l0.w[d], w);
+        }
         if (finite_m && (b & 0x7f800000u) != 0x7f800000u) s += wg_exp(x[j] - m);
     }
     z = block_sum_u64(z);
@@ -232,14 +257,14 @@ WG_KERNEL void sample(const float* logits, const float* params, u32* ids, float*
         // 4. the cut: the earlier (larger key) of top-k's k-th element and top-p's; 0 keeps all
         u64 cut = 0u, kept = z, through = 0u;
         if (top_k != 0u && top_k < v) {
-            u32 j = search(x, v, true, true, top_k, mb, scale, &through);
+            u32 j = search(x, v, &l0, true, true, top_k, mb, scale, &through);
             cut = ckey(wg_f_bits(x[j]), j);
             kept = through;
         }
         u32 tp = fraction24(p[2]);
         if (tp < SAMPLE_ONE24) {
             u64 need = scale24(z, tp);
-            u32 j = search(x, v, false, true, need == 0u ? 1u : need, mb, scale, &through);
+            u32 j = search(x, v, &l0, false, true, need == 0u ? 1u : need, mb, scale, &through);
             u64 c = ckey(wg_f_bits(x[j]), j);
             if (c > cut) {
                 cut = c;
@@ -249,7 +274,7 @@ WG_KERNEL void sample(const float* logits, const float* params, u32* ids, float*
         // 5. the draw: the first kept token whose running mass passes floor(M u)
         u32 u = fraction24(p[3]);
         if (u > SAMPLE_ONE24 - 1u) u = SAMPLE_ONE24 - 1u;
-        token = search(x, v, false, true, scale24(kept, u) + 1u, mb, scale, &through);
+        token = search(x, v, &l0, false, true, scale24(kept, u) + 1u, mb, scale, &through);
     }
     float ln_s = wg_log(s);
     if (tid == 0u) {
@@ -269,7 +294,7 @@ WG_KERNEL void sample(const float* logits, const float* params, u32* ids, float*
         return;
     }
     u64 unused = 0u;
-    u32 kth = search(x, v, true, false, k, mb, scale, &unused);
+    u32 kth = search(x, v, &l0, true, false, k, mb, scale, &unused);
     u64 last = ckey(wg_f_bits(x[kth]), kth);
     if (tid == 0u) alt_n = 0u;
     wg_sync();
