@@ -17,3 +17,7 @@ WG_DEV unsigned int wg_f_bits(float f) { return __float_as_uint(f); }
 WG_DEV float wg_exp(float x) { return expf(x); }
 WG_DEV float wg_log(float x) { return logf(x); }
 WG_DEV float wg_sqrt(float x) { return sqrtf(x); }
+// __fmul_rn is never contracted into an fma (NVRTC fuses plain a * b + c by default)
+WG_DEV float wg_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+WG_DEV unsigned int wg_atomic_add(unsigned int* p, unsigned int v) { return atomicAdd(p, v); }
+WG_DEV unsigned long long wg_atomic_add(unsigned long long* p, unsigned long long v) { return atomicAdd(p, v); }

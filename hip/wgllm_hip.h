@@ -53,6 +53,19 @@ WG_DEV u32 wg_f_bits(float f) { return __builtin_bit_cast(u32, f); }
 WG_DEV float wg_exp(float x) { return __builtin_expf(x); }
 WG_DEV float wg_log(float x) { return __builtin_logf(x); }
 WG_DEV float wg_sqrt(float x) { return __builtin_sqrtf(x); }
+// a * b rounded to f32 on its own: never contracted into a following add (ops that match the CPU
+// reference bit for bit, e.g. penalties.hip). clang's HIP default (fast-honor-pragmas) obeys this.
+WG_DEV float wg_mul_rn(float a, float b) {
+#pragma clang fp contract(off)
+    return a * b;
+}
+// Atomic add on __shared__ memory (block scope); returns the old value.
+WG_DEV u32 wg_atomic_add(u32* p, u32 v) {
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+}
+WG_DEV u64 wg_atomic_add(u64* p, u64 v) {
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+}
 #endif
 
 // ---- 16-bit storage types and conversions (integer arithmetic, round to nearest even) ----

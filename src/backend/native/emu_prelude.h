@@ -38,6 +38,12 @@ WG_DEV unsigned wg_f_bits(float f) { unsigned u; std::memcpy(&u, &f, 4); return 
 WG_DEV float wg_exp(float x) { return std::exp(x); }
 WG_DEV float wg_log(float x) { return std::log(x); }
 WG_DEV float wg_sqrt(float x) { return std::sqrt(x); }
+// the volatile store rounds the product to f32 whatever the host compiler's contraction mode
+WG_DEV float wg_mul_rn(float a, float b) { volatile float r = a * b; return r; }
+WG_DEV unsigned wg_atomic_add(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+WG_DEV unsigned long long wg_atomic_add(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
 
 template <class... A, std::size_t... I>
 static void wg_emu_call(void (*k)(A...), void** args, std::index_sequence<I...>) {
