@@ -16,3 +16,5 @@ WG_DEV float wg_bits_f(unsigned int u) { return __uint_as_float(u); }
 WG_DEV unsigned int wg_f_bits(float f) { return __float_as_uint(f); }
 WG_DEV float wg_exp(float x) { return expf(x); }
 WG_DEV float wg_sqrt(float x) { return sqrtf(x); }
+// a * b never contracted into an FMA (NVRTC fuses by default): see wgllm_hip.h.
+WG_DEV float wg_mul_rn(float a, float b) { return __fmul_rn(a, b); }

@@ -52,6 +52,14 @@ WG_DEV float wg_bits_f(u32 u) { return __builtin_bit_cast(float, u); }
 WG_DEV u32 wg_f_bits(float f) { return __builtin_bit_cast(u32, f); }
 WG_DEV float wg_exp(float x) { return __builtin_expf(x); }
 WG_DEV float wg_sqrt(float x) { return __builtin_sqrtf(x); }
+// a * b rounded on its own: the compilers contract a product and a later add into an FMA by
+// default, which changes the last bit of values that must match the reference exactly (the
+// dequantized embedding). The empty asm makes the product opaque, so no add can fuse with it.
+WG_DEV float wg_mul_rn(float a, float b) {
+    float p = a * b;
+    __asm__("" : "+v"(p));
+    return p;
+}
 #endif
 
 // ---- 16-bit storage types and conversions (integer arithmetic, round to nearest even) ----

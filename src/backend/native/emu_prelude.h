@@ -37,6 +37,8 @@ WG_DEV float wg_bits_f(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; 
 WG_DEV unsigned wg_f_bits(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 WG_DEV float wg_exp(float x) { return std::exp(x); }
 WG_DEV float wg_sqrt(float x) { return std::sqrt(x); }
+// the host build targets plain x86-64 (no FMA), and the volatile keeps the product rounded anyway
+WG_DEV float wg_mul_rn(float a, float b) { volatile float p = a * b; return p; }
 
 template <class... A, std::size_t... I>
 static void wg_emu_call(void (*k)(A...), void** args, std::index_sequence<I...>) {

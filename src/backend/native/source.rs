@@ -22,6 +22,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("embedding.hip", include_str!("../../../hip/embedding.hip")),
     ("gemm.hip", include_str!("../../../hip/gemm.hip")),
     ("matvec.hip", include_str!("../../../hip/matvec.hip")),
+    ("quant.hip", include_str!("../../../hip/quant.hip")),
     ("rms_norm.hip", include_str!("../../../hip/rms_norm.hip")),
     ("rms_norm_rope.hip", include_str!("../../../hip/rms_norm_rope.hip")),
     ("rope.hip", include_str!("../../../hip/rope.hip")),
