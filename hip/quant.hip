@@ -119,8 +119,10 @@ template <int QT> WG_DEV void qdequant8(const u8* blk, u32 e, float* v) {
 }
 
 // One wave per weight row (a block holds WG_BLOCK / wave rows); its lanes stride over the row's
-// 32-element units (a legacy block, an eighth of a k-quant super-block), each lane
-// reading its unit's bytes once for all M rows of x: per group of 8, a * sum(x q) (+ b sum(x)).
+// groups of 8 elements (consecutive lanes on consecutive groups, so the wave reads the blocks and
+// the x rows in contiguous runs), each lane reading its group's bytes once for all M rows of x:
+// a * sum(x q) (+ b * sum(x)) per group. x is read 16 bytes at a time when its base is 16-byte
+// aligned (rows are then too: K is a multiple of 32), else one element at a time.
 // grid.x = ceil(N / (WG_BLOCK / wave)).
 template <int QT> WG_DEV void qmatvec_body(const T_X* x, const u8* w, T_Y* y, u32 m, u32 n, u32 k) {
     u32 wave = wg_wave();
@@ -129,25 +131,27 @@ template <int QT> WG_DEV void qmatvec_body(const T_X* x, const u8* w, T_Y* y, u3
     // a whole wave shares `row`, so it leaves together (no shuffle loses a lane)
     if (row >= n) return;
     const u8* wr = w + (u64)row * (k / QK(QT)) * QBB(QT);
+    bool xvec = ((u64)x & 15u) == 0u;
     float acc[QMV_MAX_M];
     for (u32 r = 0; r < QMV_MAX_M; r++) acc[r] = 0.0f;
-    for (u32 un = lane; un < k / 32u; un += wave) {
-        const u8* blk = wr + (u64)(un / (QK(QT) / 32u)) * QBB(QT);
-        u32 e0 = (un % (QK(QT) / 32u)) * 32u;
-        for (u32 g = 0; g < 4u; g++) {
-            float q[8], a, b;
-            qgroup<QT>(blk, e0 + 8u * g, q, &a, &b);
-            for (u32 r = 0; r < QMV_MAX_M; r++) {
-                if (r >= m) break;
-                u64 xo = (u64)r * k + un * 32u + 8u * g;
-                float s = 0.0f, sx = 0.0f;
-                for (u32 i = 0; i < 8u; i++) {
-                    float xv = ld(x, xo + i);
-                    s += xv * q[i];
-                    sx += xv;
-                }
-                acc[r] += QBIAS(QT) ? a * s + b * sx : a * s;
+    for (u32 e = lane * 8u; e < k; e += wave * 8u) {
+        float q[8], a, b;
+        qgroup<QT>(wr + (u64)(e / QK(QT)) * QBB(QT), e % QK(QT), q, &a, &b);
+        for (u32 r = 0; r < QMV_MAX_M; r++) {
+            if (r >= m) break;
+            u64 xo = (u64)r * k + e;
+            float xv[8];
+            if (xvec) {
+                for (u32 c = 0; c < 8u; c += 16u / (u32)sizeof(T_X)) ld16(x, xo + c, xv + c);
+            } else {
+                for (u32 i = 0; i < 8u; i++) xv[i] = ld(x, xo + i);
             }
+            float s = 0.0f, sx = 0.0f;
+            for (u32 i = 0; i < 8u; i++) {
+                s += xv[i] * q[i];
+                sx += xv[i];
+            }
+            acc[r] += QBIAS(QT) ? a * s + b * sx : a * s;
         }
     }
     for (u32 r = 0; r < QMV_MAX_M; r++) {
