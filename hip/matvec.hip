@@ -1,10 +1,14 @@
 // matvec: y[M, N] = x[M, K] · W[N, K]ᵀ for small M (decode, M <= MV_MAX_M), f32 accumulation.
-// One wave per output column n (a block holds WG_BLOCK / wave columns); its lanes stride over K
-// together, each keeping M partial sums, then a wave reduction. W is read once for all M rows.
+// MV_SPLIT waves share each output column n (a block holds WG_BLOCK / wave / MV_SPLIT columns):
+// their lanes stride over K together, each keeping M partial sums; a wave reduction, then the
+// waves' partials summed in a fixed order. Splitting a column over several waves keeps enough
+// loads in flight when N is small (a decode step's k, v, o and down projections): with one wave
+// per column a 1024-row matrix gave 128 blocks, one per SM, and the kernel waited on memory
+// latency rather than bandwidth. W is read once for all M rows.
 // When every W row starts 16-byte aligned (aligned base, K * sizeof(T_W) a multiple of 16: the
 // real models' case), each lane reads W 16 bytes at a time (4 f32 or 8 f16/bf16); otherwise one
 // element at a time (odd K, offset views).
-// grid.x = ceil(N / (WG_BLOCK / wave)).
+// grid.x = ceil(N / (WG_BLOCK / wave / MV_SPLIT)).
 #include "wgllm_hip.h"
 #ifndef T_X
 #define T_X float
@@ -16,35 +20,49 @@
 #define T_Y float
 #endif
 #define MV_MAX_M 4
+#define MV_SPLIT 4
 
 WG_KERNEL void matvec(const T_X* x, const T_W* w, T_Y* y, u32 m, u32 n, u32 k) {
+    __shared__ float part[WG_BLOCK / 32][MV_MAX_M];
     u32 wave = wg_wave();
-    u32 lane = wg_tid() % wave;
-    u32 col = wg_bid_x() * (WG_BLOCK / wave) + wg_tid() / wave;
-    // a whole wave shares `col`, so it leaves together (no shuffle loses a lane)
-    if (col >= n) return;
+    u32 tid = wg_tid();
+    u32 wid = tid / wave, lane = tid % wave;
+    u32 cols = WG_BLOCK / wave / MV_SPLIT;
+    u32 col = wg_bid_x() * cols + wid / MV_SPLIT;
+    // the column's MV_SPLIT waves act as one group of g lanes
+    u32 g = wave * MV_SPLIT, gl = (wid % MV_SPLIT) * wave + lane;
     float acc[MV_MAX_M];
     for (u32 r = 0; r < MV_MAX_M; r++) acc[r] = 0.0f;
-    u64 wb = (u64)col * k;
-    const u32 per = 16u / (u32)sizeof(T_W);
-    bool vec = ((u64)w & 15u) == 0u && ((u64)k * sizeof(T_W)) % 16u == 0u;
-    if (vec) {
-        for (u32 j0 = lane * per; j0 < k; j0 += wave * per) {
-            float wv[8];
-            ld16(w, wb + j0, wv);
-            for (u32 e = 0; e < per; e++)
+    // every thread reaches the barrier below: a column past N only skips the loads
+    if (col < n) {
+        u64 wb = (u64)col * k;
+        const u32 per = 16u / (u32)sizeof(T_W);
+        bool vec = ((u64)w & 15u) == 0u && ((u64)k * sizeof(T_W)) % 16u == 0u;
+        if (vec) {
+#pragma unroll 4
+            for (u32 j0 = gl * per; j0 < k; j0 += g * per) {
+                float wv[8];
+                ld16(w, wb + j0, wv);
+                for (u32 e = 0; e < per; e++)
+                    for (u32 r = 0; r < MV_MAX_M; r++)
+                        if (r < m) acc[r] += ld(x, (u64)r * k + j0 + e) * wv[e];
+            }
+        } else {
+            for (u32 j = gl; j < k; j += g) {
+                float wv = ld(w, wb + j);
                 for (u32 r = 0; r < MV_MAX_M; r++)
-                    if (r < m) acc[r] += ld(x, (u64)r * k + j0 + e) * wv[e];
-        }
-    } else {
-        for (u32 j = lane; j < k; j += wave) {
-            float wv = ld(w, wb + j);
-            for (u32 r = 0; r < MV_MAX_M; r++)
-                if (r < m) acc[r] += ld(x, (u64)r * k + j) * wv;
+                    if (r < m) acc[r] += ld(x, (u64)r * k + j) * wv;
+            }
         }
     }
     for (u32 r = 0; r < MV_MAX_M; r++) {
         float s = wg_wave_sum(acc[r]);
-        if (lane == 0u && r < m) st(y, (u64)r * n + col, s);
+        if (lane == 0u) part[wid][r] = s;
+    }
+    wg_sync();
+    if (col < n && wid % MV_SPLIT == 0u && lane < MV_MAX_M && lane < m) {
+        float s = 0.0f;
+        for (u32 i = 0; i < MV_SPLIT; i++) s += part[wid + i][lane];
+        st(y, (u64)lane * n + col, s);
     }
 }
