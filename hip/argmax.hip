@@ -6,17 +6,28 @@
 #ifndef T_X
 #define T_X float
 #endif
+#define AM_U 8u
 
 WG_KERNEL void argmax(const T_X* x, u32* idx, u32 c) {
     u32 row = wg_bid_x();
     u64 base = (u64)row * c;
     u32 bk = 0u, bi = 0xffffffffu;
-    for (u32 j = wg_tid(); j < c; j += WG_BLOCK) {
-        u32 k = wg_okey(ld(x, base + j));
-        // j only grows, so a tie keeps the earlier index
-        if (k > bk) {
-            bk = k;
-            bi = j;
+    // AM_U loads in flight a thread before any comparison (a vocabulary row is ~600 elements a
+    // thread: one load at a time left the kernel waiting on memory latency); they are then taken in
+    // ascending j, so a tie keeps the earlier index
+    for (u32 j0 = wg_tid(); j0 < c; j0 += WG_BLOCK * AM_U) {
+        float v[AM_U];
+        for (u32 u = 0; u < AM_U; u++) {
+            u32 j = j0 + u * WG_BLOCK;
+            v[u] = j < c ? ld(x, base + j) : 0.0f;
+        }
+        for (u32 u = 0; u < AM_U; u++) {
+            u32 j = j0 + u * WG_BLOCK;
+            u32 k = wg_okey(v[u]);
+            if (j < c && k > bk) {
+                bk = k;
+                bi = j;
+            }
         }
     }
     wg_block_first(&bk, &bi);

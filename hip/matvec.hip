@@ -1,14 +1,16 @@
 // matvec: y[M, N] = x[M, K] · W[N, K]ᵀ for small M (decode, M <= MV_MAX_M), f32 accumulation.
-// MV_SPLIT waves share each output column n (a block holds WG_BLOCK / wave / MV_SPLIT columns):
+// `split` waves (1, 2, 4 or 8; the plan's choice) share each output column n (a block holds
+// WG_BLOCK / wave / split columns):
 // their lanes stride over K together, each keeping M partial sums; a wave reduction, then the
 // waves' partials summed in a fixed order. Splitting a column over several waves keeps enough
 // loads in flight when N is small (a decode step's k, v, o and down projections): with one wave
 // per column a 1024-row matrix gave 128 blocks, one per SM, and the kernel waited on memory
-// latency rather than bandwidth. W is read once for all M rows.
+// latency rather than bandwidth. A matrix with many rows (the LM head) has blocks enough with one
+// wave a column, and is faster so. W is read once for all M rows.
 // When every W row starts 16-byte aligned (aligned base, K * sizeof(T_W) a multiple of 16: the
 // real models' case), each lane reads W 16 bytes at a time (4 f32 or 8 f16/bf16); otherwise one
 // element at a time (odd K, offset views).
-// grid.x = ceil(N / (WG_BLOCK / wave / MV_SPLIT)).
+// grid.x = ceil(N / (WG_BLOCK / wave / split)).
 #include "wgllm_hip.h"
 #ifndef T_X
 #define T_X float
@@ -20,17 +22,16 @@
 #define T_Y float
 #endif
 #define MV_MAX_M 4
-#define MV_SPLIT 4
 
-WG_KERNEL void matvec(const T_X* x, const T_W* w, T_Y* y, u32 m, u32 n, u32 k) {
+WG_KERNEL void matvec(const T_X* x, const T_W* w, T_Y* y, u32 m, u32 n, u32 k, u32 split) {
     __shared__ float part[WG_BLOCK / 32][MV_MAX_M];
     u32 wave = wg_wave();
     u32 tid = wg_tid();
     u32 wid = tid / wave, lane = tid % wave;
-    u32 cols = WG_BLOCK / wave / MV_SPLIT;
-    u32 col = wg_bid_x() * cols + wid / MV_SPLIT;
-    // the column's MV_SPLIT waves act as one group of g lanes
-    u32 g = wave * MV_SPLIT, gl = (wid % MV_SPLIT) * wave + lane;
+    u32 cols = WG_BLOCK / wave / split;
+    u32 col = wg_bid_x() * cols + wid / split;
+    // the column's split waves act as one group of g lanes
+    u32 g = wave * split, gl = (wid % split) * wave + lane;
     float acc[MV_MAX_M];
     for (u32 r = 0; r < MV_MAX_M; r++) acc[r] = 0.0f;
     // every thread reaches the barrier below: a column past N only skips the loads
@@ -55,14 +56,17 @@ WG_KERNEL void matvec(const T_X* x, const T_W* w, T_Y* y, u32 m, u32 n, u32 k) {
             }
         }
     }
+    // only the m rows there are (m is the same for the whole block, so every lane shuffles)
     for (u32 r = 0; r < MV_MAX_M; r++) {
-        float s = wg_wave_sum(acc[r]);
-        if (lane == 0u) part[wid][r] = s;
+        if (r < m) {
+            float s = wg_wave_sum(acc[r]);
+            if (lane == 0u) part[wid][r] = s;
+        }
     }
     wg_sync();
-    if (col < n && wid % MV_SPLIT == 0u && lane < MV_MAX_M && lane < m) {
+    if (col < n && wid % split == 0u && lane < MV_MAX_M && lane < m) {
         float s = 0.0f;
-        for (u32 i = 0; i < MV_SPLIT; i++) s += part[wid + i][lane];
+        for (u32 i = 0; i < split; i++) s += part[wid + i][lane];
         st(y, (u64)lane * n + col, s);
     }
 }

@@ -128,6 +128,12 @@ impl Queue {
             Some(e) => e,
             None => {
                 self.stats.instantiated += 1;
+                log::debug!(
+                    "native graph of {} kernels instantiated ({} so far, {} launched)",
+                    work.len(),
+                    self.stats.instantiated,
+                    self.stats.graphs
+                );
                 d.graph_instantiate(graph).map_err(|e| fail(e, None))?
             }
         };

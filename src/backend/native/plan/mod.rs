@@ -15,8 +15,10 @@ use crate::op::{Op, OpDesc};
 pub const BLOCK: u32 = 256;
 /// Largest M the matvec kernel takes (MV_MAX_M in hip/matvec.hip); larger M goes to gemm.
 const MATVEC_MAX_M: usize = 4;
-/// Waves sharing one output column in matvec.hip (MV_SPLIT).
+/// Waves sharing one output column in matvec.hip below MATVEC_SPLIT_BELOW rows (one wave a column
+/// above: the LM head has blocks enough, and ran faster so on the H200).
 const MATVEC_SPLIT: u32 = 4;
+const MATVEC_SPLIT_BELOW: usize = 16384;
 /// attention.hip keeps one output dim per thread.
 const ATTENTION_MAX_DH: usize = BLOCK as usize;
 /// gemm.hip's output tile (GT).
@@ -225,7 +227,14 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
             let args = &[Arg::U32(u(m)), Arg::U32(u(n)), Arg::U32(u(k))];
             let defs = [("T_X", i[0].dtype), ("T_W", i[1].dtype), ("T_Y", o[0].dtype)];
             if m <= MATVEC_MAX_M {
-                let cols = (BLOCK / wave.max(1) / MATVEC_SPLIT).max(1) as usize;
+                let waves = BLOCK / wave.max(1);
+                let split = if n < MATVEC_SPLIT_BELOW {
+                    MATVEC_SPLIT.min(waves)
+                } else {
+                    1
+                };
+                let cols = (waves / split).max(1) as usize;
+                let args = &[Arg::U32(u(m)), Arg::U32(u(n)), Arg::U32(u(k)), Arg::U32(split)];
                 one(module("matvec.hip", &defs), "matvec", (u(n.div_ceil(cols)), 1), args)
             } else {
                 one(
