@@ -23,7 +23,14 @@ fn chat(args: &[&str], stdin: &str) -> Out {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    if let Err(e) = c.stdin.take().unwrap().write_all(stdin.as_bytes()) {
+        // a run refused before it reads its input (bad flags) may have exited already
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "writing the chat's stdin: {e}"
+        );
+    }
     let o = c.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let turns = stdout
