@@ -1,15 +1,15 @@
 // matvec: y[M, N] = x[M, K] · W[N, K]ᵀ for small M (decode, M <= MV_MAX_M), f32 accumulation.
-// `split` waves (1, 2, 4 or 8; the plan's choice) share each output column n (a block holds
-// WG_BLOCK / wave / split columns):
-// their lanes stride over K together, each keeping M partial sums; a wave reduction, then the
-// waves' partials summed in a fixed order. Splitting a column over several waves keeps enough
-// loads in flight when N is small (a decode step's k, v, o and down projections): with one wave
-// per column a 1024-row matrix gave 128 blocks, one per SM, and the kernel waited on memory
-// latency rather than bandwidth. A matrix with many rows (the LM head) has blocks enough with one
-// wave a column, and is faster so. W is read once for all M rows.
+// `split` waves (1 or 2, or 4; the plan's choice) share each output column (a block holds
+// WG_BLOCK / wave / split columns). Their lanes stride over K together; each lane loads up to MV_U
+// chunks of the weight row (and the x chunks they meet) before it sums any of them, so a lane waits
+// on one round trip a trip of MV_U chunks, not one a chunk. Then a wave reduction, and the split
+// waves' partials summed in a fixed order. A column's order of sums (its chunks in K order within a
+// lane, the lanes' butterfly, the waves in order) depends on split and the wave size, never on M.
+// Splitting a column over waves keeps loads in flight when N is small; a matrix with many rows has
+// blocks enough with one wave a column. W is read once for all M rows.
 // When every W row starts 16-byte aligned (aligned base, K * sizeof(T_W) a multiple of 16: the
-// real models' case), each lane reads W 16 bytes at a time (4 f32 or 8 f16/bf16); otherwise one
-// element at a time (odd K, offset views).
+// real models' case), each lane reads W 16 bytes at a time (4 f32 or 8 f16/bf16), and x 16 bytes
+// at a time too where its base is aligned; otherwise one element at a time.
 // grid.x = ceil(N / (WG_BLOCK / wave / split)).
 #include "wgllm_hip.h"
 #ifndef T_X
@@ -22,6 +22,19 @@
 #define T_Y float
 #endif
 #define MV_MAX_M 4
+#define MV_U 4
+
+// `per` (4 or 8) consecutive x values from element i: 16 bytes at a time when x's base is 16-byte
+// aligned and `per` values are whole 16-byte pieces (then every chunk's are: K is a multiple of
+// per), else one at a time
+template <class T> WG_DEV void mv_ldx(const T* p, u64 i, float* o, u32 per, bool vec) {
+    const u32 each = 16u / (u32)sizeof(T);
+    if (vec && per % each == 0u) {
+        for (u32 c = 0; c < per; c += each) ld16(p, i + c, o + c);
+    } else {
+        for (u32 e = 0; e < per; e++) o[e] = ld(p, i + e);
+    }
+}
 
 WG_KERNEL void matvec(const T_X* x, const T_W* w, T_Y* y, u32 m, u32 n, u32 k, u32 split) {
     __shared__ float part[WG_BLOCK / 32][MV_MAX_M];
@@ -40,19 +53,29 @@ WG_KERNEL void matvec(const T_X* x, const T_W* w, T_Y* y, u32 m, u32 n, u32 k, u
         const u32 per = 16u / (u32)sizeof(T_W);
         bool vec = ((u64)w & 15u) == 0u && ((u64)k * sizeof(T_W)) % 16u == 0u;
         if (vec) {
-#pragma unroll 4
-            for (u32 j0 = gl * per; j0 < k; j0 += g * per) {
-                float wv[8];
-                ld16(w, wb + j0, wv);
-                for (u32 e = 0; e < per; e++)
-                    for (u32 r = 0; r < MV_MAX_M; r++)
-                        if (r < m) acc[r] += ld(x, (u64)r * k + j0 + e) * wv[e];
+            bool xvec = ((u64)x & 15u) == 0u;
+            u32 step = g * per;
+            for (u32 j0 = gl * per; j0 < k; j0 += MV_U * step) {
+                float wv[MV_U][8];
+                for (u32 u = 0; u < MV_U; u++)
+                    if (j0 + u * step < k) ld16(w, wb + j0 + u * step, wv[u]);
+                for (u32 u = 0; u < MV_U; u++) {
+                    if (j0 + u * step >= k) break;
+                    for (u32 r = 0; r < MV_MAX_M; r++) {
+                        if (r >= m) break;
+                        float xv[8];
+                        mv_ldx(x, (u64)r * k + j0 + u * step, xv, per, xvec);
+                        for (u32 e = 0; e < per; e++) acc[r] += xv[e] * wv[u][e];
+                    }
+                }
             }
         } else {
             for (u32 j = gl; j < k; j += g) {
                 float wv = ld(w, wb + j);
-                for (u32 r = 0; r < MV_MAX_M; r++)
-                    if (r < m) acc[r] += ld(x, (u64)r * k + j) * wv;
+                for (u32 r = 0; r < MV_MAX_M; r++) {
+                    if (r >= m) break;
+                    acc[r] += ld(x, (u64)r * k + j) * wv;
+                }
             }
         }
     }

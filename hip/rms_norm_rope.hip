@@ -20,9 +20,35 @@ WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const f
     u32 t = row / h;
     u64 base = (u64)row * dh;
     u32 tid = wg_tid();
-    float inv = wg_inv_rms_row(x, base, dh, eps);
     u32 p = pos[t];
     bool ok = p < max_pos;
+    if (dh <= WG_BLOCK) {
+        // a head row a thread an element: x, w and the row's cos / sin are all loaded before the
+        // norm's reduction (one round trip of latency instead of three), the normalised row goes
+        // through shared memory to the thread that rotates its pair
+        __shared__ float nx[WG_BLOCK];
+        float xv = 0.0f, wv = 0.0f, c = 0.0f, s = 0.0f;
+        if (tid < dh) {
+            xv = ld(x, base + tid);
+            wv = ld(w, tid);
+        }
+        if (tid < half) {
+            c = ok ? cos_t[(u64)p * half + tid] : wg_bits_f(0x7fc00000u);
+            s = ok ? sin_t[(u64)p * half + tid] : wg_bits_f(0x7fc00000u);
+        }
+        float inv = wg_inv_rms(xv * xv, dh, eps);
+        if (tid < dh) nx[tid] = xv * inv * wv;
+        wg_sync();
+        if (tid < half) {
+            float a = nx[tid], b = nx[tid + half];
+            st(y, base + tid, a * c - b * s);
+            st(y, base + tid + half, b * c + a * s);
+        } else if (tid >= 2u * half && tid < dh) {
+            st(y, base + tid, nx[tid]);
+        }
+        return;
+    }
+    float inv = wg_inv_rms_row(x, base, dh, eps);
     for (u32 i = tid; i < half; i += WG_BLOCK) {
         float a = ld(x, base + i) * inv * ld(w, i);
         float b = ld(x, base + i + half) * inv * ld(w, i + half);

@@ -3,7 +3,7 @@ use crate::op::{Op, TensorDesc};
 use crate::parity::case::{input, Case, Init};
 
 /// (M, K, N): decode matvecs (M = 1) and prefill GEMMs, odd sizes included.
-const SHAPES: [(usize, usize, usize); 12] = [
+const SHAPES: [(usize, usize, usize); 14] = [
     (1, 7, 5),
     (1, 64, 32),
     (1, 4097, 13),
@@ -16,8 +16,12 @@ const SHAPES: [(usize, usize, usize); 12] = [
     (2, 128, 256),
     // GEMM path (M > 64) with odd K and N: the K tail and the N edge
     (130, 4097, 67),
-    // a decode matvec with an LM head's many rows (the native plan gives it one wave a column)
+    // decode matvecs with an LM head's many rows and with a gate/up projection's (the native plan
+    // gives them one wave a column), odd N; K long enough that a lane loads more than one trip of
+    // chunks, and one that ends inside a trip small enough for the emulator's quick run
     (3, 48, 16411),
+    (2, 2056, 4101),
+    (1, 2056, 200),
 ];
 
 fn one(x: DType, w: DType, y: DType, (m, k, n): (usize, usize, usize)) -> Case {
