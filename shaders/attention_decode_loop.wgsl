@@ -7,7 +7,8 @@
 //   3. probabilities p_j = exp(s_j - m) back into sc_s; every thread rescales by the same alpha,
 //      so the running max m is one value for the whole workgroup (no per-thread rescale later)
 //   4. P.V: thread (r, c4) owns vec4 c4 of the output and the keys j = r (mod R) of the chunk;
-//      a V row (the kernel's decode_value) is read by DH4 adjacent threads (coalesced)
+//      a V row (the kernel's decode_value) is read by DH4 adjacent threads (coalesced), eight
+//      keys' rows loaded before they are summed
 // At the end the R partial outputs and the NT partial sums are added in workgroup memory.
 // The kernel gives Params p (hkv, dh, ...) and
 //   fn decode_score(key: u32, kbase: u32) -> f32               q_s . key row `key` of kv head kbase
@@ -63,7 +64,28 @@ fn decode_attend(tid: u32, kv_len: u32, kbase: u32) -> vec4<f32> {
         sc_s[tid] = pj;
         workgroupBarrier();
         if (r < R) {
-            for (var j = r; j < cnt; j += R) {
+            // eight keys' value loads issued before their sums (a thread waits on one round trip
+            // for eight keys, not one a key); the sums stay in key order
+            var j = r;
+            for (; j + 7u * R < cnt; j += 8u * R) {
+                let v0 = decode_value(c0 + j, kbase, c4);
+                let v1 = decode_value(c0 + j + R, kbase, c4);
+                let v2 = decode_value(c0 + j + 2u * R, kbase, c4);
+                let v3 = decode_value(c0 + j + 3u * R, kbase, c4);
+                let v4 = decode_value(c0 + j + 4u * R, kbase, c4);
+                let v5 = decode_value(c0 + j + 5u * R, kbase, c4);
+                let v6 = decode_value(c0 + j + 6u * R, kbase, c4);
+                let v7 = decode_value(c0 + j + 7u * R, kbase, c4);
+                acc += sc_s[j] * v0;
+                acc += sc_s[j + R] * v1;
+                acc += sc_s[j + 2u * R] * v2;
+                acc += sc_s[j + 3u * R] * v3;
+                acc += sc_s[j + 4u * R] * v4;
+                acc += sc_s[j + 5u * R] * v5;
+                acc += sc_s[j + 6u * R] * v6;
+                acc += sc_s[j + 7u * R] * v7;
+            }
+            for (; j < cnt; j += R) {
                 acc += sc_s[j] * decode_value(c0 + j, kbase, c4);
             }
         }
