@@ -1,5 +1,6 @@
 // rms_norm_rope: the fused per-head q/k norm + NeoX RoPE.
-// x [T, H, Dh], w [Dh], pos [T] (u32), cos/sin [P, R/2] (f32) -> y [T, H, Dh]
+// x [T, H, Dh], w [Dh] (or [H, Dh], a row a head: wstride = Dh), pos [T] (u32), cos/sin [P, R/2]
+// (f32) -> y [T, H, Dh]
 // = rope(rms_norm(x, w, eps)) on the first R = 2 * half dims; the rest are only normalised.
 // A position past the table (P) writes NaN: the reference refuses it, the device cannot.
 // One block per (t, h) head row. grid.x = T * H.
@@ -15,11 +16,12 @@
 #endif
 
 WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const float* cos_t, const float* sin_t,
-                             T_Y* y, u32 h, u32 dh, u32 half, u32 max_pos, float eps) {
+                             T_Y* y, u32 h, u32 dh, u32 half, u32 max_pos, float eps, u32 wstride) {
     u32 row = wg_bid_x();
     u32 t = row / h;
     u64 base = (u64)row * dh;
     u32 tid = wg_tid();
+    w += (u64)(row % h) * wstride;
     u32 p = pos[t];
     bool ok = p < max_pos;
     if (dh <= WG_BLOCK) {

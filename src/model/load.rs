@@ -124,6 +124,13 @@ impl<'a> Loader<'a> {
     /// Random weights of the family's scales, seeded by the name; a quantized model keeps its
     /// norms in f32 (as GGUF files do).
     pub fn random(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> Result<Tensor> {
+        let (dtype, bytes) = self.random_bytes(name, shape, dtype, seed_);
+        let t = self.dev.alloc(dtype, shape)?;
+        self.dev.upload(&t, &bytes)?;
+        Ok(t)
+    }
+
+    fn random_bytes(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> (DType, Vec<u8>) {
         let mut r = Rng::new(seed_ ^ seed(name));
         let vals = (self.random)(name, shape, &mut r);
         let dtype = if dtype.is_quant() && shape.len() == 1 {
@@ -131,9 +138,21 @@ impl<'a> Loader<'a> {
         } else {
             dtype
         };
-        let t = self.dev.alloc(dtype, shape)?;
-        self.dev.upload(&t, &dtype.encode_f32(&vals))?;
-        Ok(t)
+        (dtype, dtype.encode_f32(&vals))
+    }
+
+    /// A tensor's dtype and bytes as `uncounted` would upload them (for tensors fused on the host).
+    pub fn bytes(&self, name: &str, shape: &[usize]) -> Result<(DType, std::borrow::Cow<'a, [u8]>)> {
+        match self.src {
+            Source::Random { dtype, seed } => {
+                let (d, b) = self.random_bytes(name, shape, *dtype, *seed);
+                Ok((d, b.into()))
+            }
+            _ => {
+                let f = self.src.fetch(self.c, name)?;
+                Ok((f.dtype, f.bytes))
+            }
+        }
     }
 
     /// Counts `n` tensors loaded.

@@ -77,6 +77,10 @@ pub struct BatchWorkspace {
     pub(super) q: [Tensor; 2],
     pub(super) k: [Tensor; 2],
     pub(super) v: Tensor,
+    /// [1, (Hq + 2 Hkv) Dh]: a one-token step's stacked q, k, v projections
+    pub(super) qkv: Tensor,
+    /// [1, Hq + Hkv, Dh]: its q and k heads normed and rotated
+    pub(super) qk: Tensor,
     pub(super) att: Tensor,
     pub(super) o: Tensor,
     pub(super) gate_up: Tensor,
@@ -101,6 +105,8 @@ impl BatchWorkspace {
             q: [a(&[t_max, hq, dh])?, a(&[t_max, hq, dh])?],
             k: [a(&[t_max, hkv, dh])?, a(&[t_max, hkv, dh])?],
             v: a(&[t_max, hkv, dh])?,
+            qkv: a(&[1, (hq + 2 * hkv) * dh])?,
+            qk: a(&[1, hq + hkv, dh])?,
             att: a(&[t_max, hq, dh])?,
             o: a(&[t_max, d])?,
             gate_up: a(&[t_max, 2 * f])?,

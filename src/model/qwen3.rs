@@ -14,6 +14,10 @@ use crate::util::Rng;
 
 pub struct Layer {
     pub in_norm: Tensor,
+    /// q_proj, k_proj and v_proj stacked ([(Hq + 2 Hkv) Dh, D]) when the three share a dtype (a
+    /// GGUF may keep v in another quantization): a one-token step projects q, k and v in one linear.
+    /// q, k and v are then row views of it.
+    pub qkv: Option<Tensor>,
     pub q: Tensor,
     pub k: Tensor,
     pub v: Tensor,
@@ -21,6 +25,9 @@ pub struct Layer {
     /// per-head q/k RMSNorm (Qwen3); None for Llama
     pub q_norm: Option<Tensor>,
     pub k_norm: Option<Tensor>,
+    /// with `qkv`: q_norm's row for each of the Hq heads, then k_norm's for the Hkv ([Hq + Hkv,
+    /// Dh]), so one call norms the q and k heads of a one-token step together
+    pub qk_norm: Option<Tensor>,
     pub post_norm: Tensor,
     /// gate_proj and up_proj rows interleaved ([2F, D]: row 2j = gate_j, row 2j+1 = up_j), so one
     /// linear computes both and swiglu reads them as pairs.
@@ -108,12 +115,28 @@ impl Weights {
                 &format!("{p}.mlp.gate_proj.weight"),
                 &format!("{p}.mlp.up_proj.weight"),
             )?;
+            let (qkv, q, k, v) = match qkv(&ld, &p)? {
+                Some(f) => {
+                    ld.count(3);
+                    f
+                }
+                None => {
+                    let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
+                    let (q, k) = (g("self_attn.q_proj.weight")?, g("self_attn.k_proj.weight")?);
+                    (None, q, k, g("self_attn.v_proj.weight")?)
+                }
+            };
+            let qk_norm = match (&qkv, c.qk_norm) {
+                (Some(_), true) => Some(qk_norm(&ld, &p)?),
+                _ => None,
+            };
             let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
             layers.push(Layer {
                 in_norm: g("input_layernorm.weight")?,
-                q: g("self_attn.q_proj.weight")?,
-                k: g("self_attn.k_proj.weight")?,
-                v: g("self_attn.v_proj.weight")?,
+                qkv,
+                q,
+                k,
+                v,
                 o: g("self_attn.o_proj.weight")?,
                 q_norm: if c.qk_norm {
                     Some(g("self_attn.q_norm.weight")?)
@@ -125,6 +148,7 @@ impl Weights {
                 } else {
                     None
                 },
+                qk_norm,
                 post_norm: g("post_attention_layernorm.weight")?,
                 gate_up,
                 down: g("mlp.down_proj.weight")?,
@@ -187,6 +211,52 @@ fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
     Ok(t)
 }
 
+/// Layer `p`'s q, k and v projections stacked into one tensor (uploaded once, not counted) and
+/// the three as row views of it; None when their dtypes differ.
+#[allow(clippy::type_complexity)]
+fn qkv(ld: &Loader, p: &str) -> Result<Option<(Option<Tensor>, Tensor, Tensor, Tensor)>> {
+    let Dims { d, hq, hkv, dh, .. } = ld.c.dims();
+    let (nq, nk) = (hq * dh, hkv * dh);
+    let name = |s: &str| format!("{p}.self_attn.{s}_proj.weight");
+    let (dq, q) = ld.bytes(&name("q"), &[nq, d])?;
+    let (dk, k) = ld.bytes(&name("k"), &[nk, d])?;
+    let (dv, v) = ld.bytes(&name("v"), &[nk, d])?;
+    if dq != dk || dq != dv {
+        return Ok(None);
+    }
+    let t = ld.dev.alloc(dq, &[nq + 2 * nk, d])?;
+    // a block type whose rows end off a word boundary cannot be viewed there: load them apart
+    let views = (
+        t.view(0, &[nq, d]),
+        t.view(nq * d, &[nk, d]),
+        t.view((nq + nk) * d, &[nk, d]),
+    );
+    let (Ok(qv), Ok(kv), Ok(vv)) = views else {
+        return Ok(None);
+    };
+    ld.dev.upload(&t, &[&q[..], &k[..], &v[..]].concat())?;
+    Ok(Some((Some(t), qv, kv, vv)))
+}
+
+/// Layer `p`'s q_norm row repeated for the Hq heads, then k_norm's for the Hkv (not counted):
+/// in their dtype, or in f32 when the two differ.
+fn qk_norm(ld: &Loader, p: &str) -> Result<Tensor> {
+    let Dims { hq, hkv, dh, .. } = ld.c.dims();
+    let name = |s: &str| format!("{p}.self_attn.{s}_norm.weight");
+    let (dq, q) = ld.bytes(&name("q"), &[dh])?;
+    let (dk, k) = ld.bytes(&name("k"), &[dh])?;
+    let (dt, q, k) = match dq == dk {
+        true => (dq, q.into_owned(), k.into_owned()),
+        false => {
+            let f = |d: DType, b: &[u8]| DType::F32.encode_f32(&d.decode_f32(b));
+            (DType::F32, f(dq, &q), f(dk, &k))
+        }
+    };
+    let t = ld.dev.alloc(dt, &[hq + hkv, dh])?;
+    ld.dev.upload(&t, &[q.repeat(hq), k.repeat(hkv)].concat())?;
+    Ok(t)
+}
+
 /// Random weights with a model-like scale: norms ~1, matrices ~1/sqrt(fan_in), embeddings ~0.1.
 fn random_values(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32> {
     let n: usize = shape.iter().product();
@@ -230,6 +300,10 @@ pub struct Workspace {
     h: Tensor,
     q: [Tensor; 2],
     k: Tensor,
+    /// [1, (Hq + 2 Hkv) Dh]: a one-token step's stacked q, k, v projections
+    qkv: Tensor,
+    /// [1, Hq + Hkv, Dh]: its q and k heads normed and rotated
+    qk: Tensor,
     att: Tensor,
     o: Tensor,
     gate_up: Tensor,
@@ -249,6 +323,8 @@ impl Workspace {
             h: a(&[t, d])?,
             q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
             k: a(&[t, hkv, dh])?,
+            qkv: a(&[1, (hq + 2 * hkv) * dh])?,
+            qk: a(&[1, hq + hkv, dh])?,
             att: a(&[t, hq, dh])?,
             o: a(&[t, d])?,
             gate_up: a(&[t, 2 * f])?,
@@ -290,28 +366,47 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
         // 2. h = rmsnorm(x) (done by the previous step); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ  [T, Hq*Dh], [T, Hkv*Dh]
         let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
         let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv * dh])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
-        // v goes straight into the cache rows n_past..n_past+T
-        dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
-        // 3. per-head q/k RMSNorm (Qwen3), then RoPE at positions n_past..; k lands in the cache
-        //    [T, H, Dh]
-        match (&l.q_norm, &l.k_norm) {
-            (Some(qn), Some(kn)) => {
-                dev.run(&norm_rope, &[&ws.q[0], qn, &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
-                dev.run(&norm_rope, &[&ws.k, kn, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
+        let one = QkOne {
+            qkv: &ws.qkv,
+            qk: &ws.qk,
+            pos: &pos,
+            eps: c.rms_norm_eps,
+        };
+        let q1 = match one.record(l, w, &ws.h, t, (hq, hkv, dh), dev)? {
+            Some((q1, k1, v0)) => {
+                // k and v into the cache rows n_past.. (the cache as a pool of one-row blocks)
+                let pool = |x: &Tensor| x.reshape(&[cache.capacity, 1, hkv, dh]);
+                let pools = [&pool(&cache.k[li])?, &pool(&cache.v[li])?];
+                dev.run(&Op::KvWrite, &[&k1, &v0, &pos], &pools)?;
+                q1
             }
-            _ => {
-                let rope = Op::Rope { rotary_dim: dh };
-                dev.run(&rope, &[&ws.q[0], &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
-                dev.run(&rope, &[&ws.k, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
+            None => {
+                dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
+                dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
+                // v goes straight into the cache rows n_past..n_past+T
+                dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
+                // 3. per-head q/k RMSNorm (Qwen3), then RoPE at positions n_past..; k lands in the
+                //    cache [T, H, Dh]
+                let (q0, k0) = (&ws.q[0], &ws.k);
+                match (&l.q_norm, &l.k_norm) {
+                    (Some(qn), Some(kn)) => {
+                        dev.run(&norm_rope, &[q0, qn, &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
+                        dev.run(&norm_rope, &[k0, kn, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
+                    }
+                    _ => {
+                        let rope = Op::Rope { rotary_dim: dh };
+                        dev.run(&rope, &[q0, &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
+                        dev.run(&rope, &[k0, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
+                    }
+                }
+                ws.q[1].clone()
             }
-        }
+        };
         // 4. causal GQA attention over the cache                 [T, Hq, Dh]
         let scale = 1.0 / (dh as f32).sqrt();
         dev.run(
             &Op::Attention { n_past, scale },
-            &[&ws.q[1], &cache.k[li], &cache.v[li]],
+            &[&q1, &cache.k[li], &cache.v[li]],
             &[&ws.att],
         )?;
         // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)
@@ -337,6 +432,58 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
         Logits::All => dev.run(&Op::Linear, &[&ws.h, &w.lm_head], &[&ws.logits])?,
     }
     Ok(())
+}
+
+/// A one-token step's q, k and v through a layer's stacked weights: one linear for the three
+/// projections (into `qkv`), one norm + RoPE of the q and k heads together (into `qk`; a RoPE
+/// alone for Llama); the caller then writes k and v to its cache.
+struct QkOne<'a> {
+    qkv: &'a Tensor,
+    qk: &'a Tensor,
+    pos: &'a Tensor,
+    eps: f32,
+}
+
+impl QkOne<'_> {
+    /// q [1, Hq, Dh] and k, v [1, Hkv, Dh] (views), or None (nothing recorded) for more tokens or
+    /// weights that are not stacked.
+    #[allow(clippy::type_complexity)]
+    fn record(
+        &self,
+        l: &Layer,
+        w: &Weights,
+        h: &Tensor,
+        t: usize,
+        (hq, hkv, dh): (usize, usize, usize),
+        dev: &dyn Backend,
+    ) -> Result<Option<(Tensor, Tensor, Tensor)>> {
+        let Some(qkv) = l
+            .qkv
+            .as_ref()
+            .filter(|_| t == 1 && l.q_norm.is_some() == l.qk_norm.is_some())
+        else {
+            return Ok(None);
+        };
+        dev.run(&Op::Linear, &[h, qkv], &[self.qkv])?;
+        let x = self.qkv.view(0, &[1, hq + hkv, dh])?;
+        let (cos, sin) = (&w.rope.cos, &w.rope.sin);
+        match &l.qk_norm {
+            Some(wn) => {
+                let op = Op::RmsNormRope {
+                    eps: self.eps,
+                    rotary_dim: dh,
+                };
+                dev.run(&op, &[&x, wn, self.pos, cos, sin], &[self.qk])?
+            }
+            None => dev.run(&Op::Rope { rotary_dim: dh }, &[&x, self.pos, cos, sin], &[self.qk])?,
+        }
+        let (nq, nk) = (hq * dh, hkv * dh);
+        Ok(Some((
+            self.qk.view(0, &[1, hq, dh])?,
+            self.qk.view(nq, &[1, hkv, dh])?,
+            self.qkv.view(nq + nk, &[1, hkv, dh])?,
+        )))
+    }
 }
 
 /// Records one batched forward over the packed tokens of `b` (several sequences, each at its own
@@ -384,25 +531,41 @@ pub fn forward_paged(
     dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
     for (li, l) in w.layers.iter().enumerate() {
         // 2. q, k, v projections of every token
-        dev.run(&Op::Linear, &[&h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
-        dev.run(&Op::Linear, &[&h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
-        dev.run(&Op::Linear, &[&h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
-        // 3. q/k norm (Qwen3) and RoPE at each token's own position
-        match (&l.q_norm, &l.k_norm) {
-            (Some(qn), Some(kn)) => {
-                dev.run(&norm_rope, &[&q0, qn, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
-                dev.run(&norm_rope, &[&k0, kn, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+        let one = QkOne {
+            qkv: &ws.qkv,
+            qk: &ws.qk,
+            pos,
+            eps: c.rms_norm_eps,
+        };
+        let q = match one.record(l, w, &h, t, (hq, hkv, dh), dev)? {
+            Some((q1, k1, v0)) => {
+                dev.run(&Op::KvWrite, &[&k1, &v0, &b.slots], &[&pools.k[li], &pools.v[li]])?;
+                q1
             }
-            _ => {
-                dev.run(&rope, &[&q0, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
-                dev.run(&rope, &[&k0, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+            None => {
+                dev.run(&Op::Linear, &[&h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
+                dev.run(&Op::Linear, &[&h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
+                dev.run(&Op::Linear, &[&h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
+                // 3. q/k norm (Qwen3) and RoPE at each token's own position
+                match (&l.q_norm, &l.k_norm) {
+                    (Some(qn), Some(kn)) => {
+                        dev.run(&norm_rope, &[&q0, qn, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
+                        dev.run(&norm_rope, &[&k0, kn, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+                    }
+                    _ => {
+                        dev.run(&rope, &[&q0, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
+                        dev.run(&rope, &[&k0, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+                    }
+                }
+                // 4. K, V into the pools at the tokens' slots
+                dev.run(&Op::KvWrite, &[&k1, &vv, &b.slots], &[&pools.k[li], &pools.v[li]])?;
+                q1.clone()
             }
-        }
-        // 4. K, V into the pools at the tokens' slots; attention through the block tables
-        dev.run(&Op::KvWrite, &[&k1, &vv, &b.slots], &[&pools.k[li], &pools.v[li]])?;
+        };
+        // attention through the block tables
         dev.run(
             &attention,
-            &[&q1, &pools.k[li], &pools.v[li], &b.block_tables, &b.seqs],
+            &[&q, &pools.k[li], &pools.v[li], &b.block_tables, &b.seqs],
             &[&att],
         )?;
         // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)

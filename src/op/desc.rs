@@ -212,12 +212,27 @@ impl OpDesc {
                 norm.check()?;
             }
             Op::RmsNormRope { eps, rotary_dim } => {
+                // w: one [Dh] for every head, or [H, Dh], a row a head (q and k heads stacked)
+                let mut w = i[1].clone();
+                if w.shape.len() == 2 {
+                    if i[0].shape.len() != 3 || w.shape[0] != i[0].shape[1] {
+                        return Err(Error::shape(
+                            name,
+                            format!(
+                                "a per-head w must be [H, Dh] of x [T, H, Dh], got w [{}], x [{}]",
+                                shape_str(&w.shape),
+                                shape_str(&i[0].shape)
+                            ),
+                        ));
+                    }
+                    w.shape.remove(0);
+                }
                 let norm = OpDesc::new(
                     Op::RmsNorm {
                         eps: *eps,
                         unit_offset: false,
                     },
-                    vec![i[0].clone(), i[1].clone()],
+                    vec![i[0].clone(), w],
                     o.clone(),
                 );
                 norm.check()?;

@@ -251,7 +251,16 @@ impl Backend for CpuBackend {
             Op::RmsNormRope { eps, rotary_dim } => {
                 // the composition of the two reference ops, in f32 between them
                 let s = &i[0].shape;
-                let normed = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, s[2], *eps, false);
+                let (x, w) = (self.f32s(i[0])?, self.f32s(i[1])?);
+                let normed = if i[1].shape.len() == 2 {
+                    // a weight row a head: each head row normed with its own
+                    let d = s[2];
+                    let rows = x.chunks(d).enumerate();
+                    rows.flat_map(|(r, row)| rms_norm(row, &w[(r % s[1]) * d..][..d], d, *eps, false))
+                        .collect()
+                } else {
+                    rms_norm(&x, &w, s[2], *eps, false)
+                };
                 let y = rope(
                     &normed,
                     &self.u32s(i[2])?,

@@ -18,7 +18,9 @@ struct Params {
     rot: u32,
     eps: f32,
     max_pos: u32,
-    pad: [u32; 2],
+    /// Dh when w is [H, Dh] (a weight row a head), else 0
+    wstride: u32,
+    pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
@@ -53,7 +55,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         rot: rotary_dim as u32,
         eps,
         max_pos: i[3].shape[0] as u32,
-        pad: [0; 2],
+        wstride: if i[1].shape.len() == 2 { d as u32 } else { 0 },
+        pad: 0,
     };
     b.dispatch(
         &key,

@@ -88,6 +88,32 @@ pub fn norm_rope_cases() -> Vec<Case> {
                 vec![TensorDesc::new(dt, &[t, h, dh])],
             ));
         }
+        // a weight row a head ([H, Dh]: a one-token step's q and k heads normed in one call, in
+        // the model's layout with f32 activations too), over several tokens: the row's head is
+        // its index mod H
+        for (t, h, dh, rot, x) in [(1, 24, 128, 128, DType::F32), (3, 5, 64, 32, dt)] {
+            let (cos, sin) = rope_tables(1e6, rot, 512);
+            let tag = format!("x{x}-w{dt},rot{rot},w-per-head");
+            let s = seed(&format!("nrh{tag}{t}{h}{dh}"));
+            let mut r = crate::util::Rng::new(s ^ 3);
+            let w: Vec<f32> = (0..h * dh).map(|_| (1.0 + 0.3 * r.normal()) as f32).collect();
+            v.push(Case::new(
+                "rms_norm_rope",
+                &tag,
+                Op::RmsNormRope {
+                    eps: 1e-6,
+                    rotary_dim: rot,
+                },
+                vec![
+                    input(x, &[t, h, dh], Init::Normal { seed: s, std: 2.0 }),
+                    input(dt, &[h, dh], Init::Values(w)),
+                    input(DType::U32, &[t], Init::U32s((7..7 + t as u32).collect())),
+                    input(DType::F32, &[512, rot / 2], Init::Values(cos)),
+                    input(DType::F32, &[512, rot / 2], Init::Values(sin)),
+                ],
+                vec![TensorDesc::new(x, &[t, h, dh])],
+            ));
+        }
     }
     v
 }

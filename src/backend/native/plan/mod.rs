@@ -207,6 +207,8 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                     Arg::U32(u(rotary_dim / 2)),
                     Arg::U32(u(i[3].shape[0])),
                     Arg::F32(*eps),
+                    // a weight row a head, or one for all
+                    Arg::U32(if i[1].shape.len() == 2 { u(s[2]) } else { 0 }),
                 ],
             )
         }
