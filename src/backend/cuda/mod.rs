@@ -332,6 +332,28 @@ impl Driver for Cuda {
             sys::cuEventSynchronize(event as sys::CUevent)
         })
     }
+
+    fn timing_event_create(&self) -> Status<usize> {
+        let flags = sys::CUevent_flags::CU_EVENT_DEFAULT as u32;
+        out(null_mut(), |e| {
+            st("cuEventCreate", unsafe { sys::cuEventCreate(e, flags) })
+        })
+        .map(|e| e as usize)
+    }
+
+    fn event_record(&self, event: usize) -> Status {
+        st("cuEventRecord", unsafe {
+            sys::cuEventRecord(event as sys::CUevent, self.stream)
+        })
+    }
+
+    fn event_elapsed_ms(&self, start: usize, end: usize) -> Status<f32> {
+        out(0.0f32, |ms| {
+            st("cuEventElapsedTime", unsafe {
+                sys::cuEventElapsedTime_v2(ms, start as sys::CUevent, end as sys::CUevent)
+            })
+        })
+    }
 }
 
 /// NVRTC: the prelude + hip/ source -> a CUBIN for an `sm_XY` arch. Needs no GPU.

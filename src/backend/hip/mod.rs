@@ -296,6 +296,24 @@ impl Driver for Hip {
             hip::hipEventSynchronize(event as hip::hipEvent_t)
         })
     }
+
+    fn timing_event_create(&self) -> Status<usize> {
+        out(null_mut(), |e| st("hipEventCreate", unsafe { hip::hipEventCreate(e) })).map(|e| e as usize)
+    }
+
+    fn event_record(&self, event: usize) -> Status {
+        st("hipEventRecord", unsafe {
+            hip::hipEventRecord(event as hip::hipEvent_t, self.stream)
+        })
+    }
+
+    fn event_elapsed_ms(&self, start: usize, end: usize) -> Status<f32> {
+        out(0.0f32, |ms| {
+            st("hipEventElapsedTime", unsafe {
+                hip::hipEventElapsedTime(ms, start as hip::hipEvent_t, end as hip::hipEvent_t)
+            })
+        })
+    }
 }
 
 /// hiprtc: the hip/ source -> a code object for a gfx arch. Needs no GPU, only libhiprtc.

@@ -109,6 +109,14 @@ pub trait Driver: Send + Sync + 'static {
     fn download_async(&self, ptr: u64, host: usize, bytes: usize, event: usize) -> Status;
     /// Waits until the work queued before `event` is done.
     fn event_wait(&self, event: usize) -> Status;
+
+    // Profiling (profile.rs).
+    /// An event that records the time it is reached.
+    fn timing_event_create(&self) -> Status<usize>;
+    /// Queues `event` on the stream.
+    fn event_record(&self, event: usize) -> Status;
+    /// Milliseconds between two recorded timing events, both reached.
+    fn event_elapsed_ms(&self, start: usize, end: usize) -> Status<f32>;
 }
 
 /// A runtime compiler (NVRTC, hiprtc): each function is one FFI call. Needs no device.
@@ -360,5 +368,37 @@ impl<D: Driver> Runtime for Device<D> {
 
     fn queue_stats(&self) -> QueueStats {
         self.queue.lock().unwrap_or_else(|e| e.into_inner()).stats
+    }
+
+    fn can_profile(&self) -> bool {
+        true
+    }
+
+    fn set_profiling(&self, on: bool) -> Result<bool> {
+        // what is queued runs under the old setting
+        self.submit()?;
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        match (on, q.profiler.take()) {
+            (true, p) => q.profiler = Some(p.unwrap_or_default()),
+            (false, Some(mut p)) => {
+                if self.driver.bind().is_ok() {
+                    p.destroy(&self.driver);
+                }
+            }
+            (false, None) => {}
+        }
+        Ok(true)
+    }
+
+    fn profile(&self) -> Vec<(String, f64, u64)> {
+        // a failed submit is reported by the next call that can report it
+        let _ = self.submit();
+        let q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let totals = q.profiler.as_ref().map(|p| &p.totals);
+        totals
+            .into_iter()
+            .flatten()
+            .map(|(k, (ns, n))| (k.to_string(), *ns, *n))
+            .collect()
     }
 }

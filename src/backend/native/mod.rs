@@ -13,6 +13,7 @@ pub mod device;
 #[cfg(all(test, feature = "cuda"))]
 mod emu;
 pub mod plan;
+pub mod profile;
 pub mod queue;
 pub mod source;
 
@@ -130,6 +131,19 @@ pub trait Runtime: Send + Sync + 'static {
     /// Graph and launch counts (zero where launches are not queued).
     fn queue_stats(&self) -> queue::QueueStats {
         queue::QueueStats::default()
+    }
+    /// Whether `set_profiling` can turn kernel timing on.
+    fn can_profile(&self) -> bool {
+        false
+    }
+    /// Kernel timing on or off (profile.rs); false where the runtime has no timing events.
+    fn set_profiling(&self, on: bool) -> Result<bool> {
+        let _ = on;
+        Ok(false)
+    }
+    /// Device time per kernel entry since profiling was turned on: (entry, total ns, launches).
+    fn profile(&self) -> Vec<(String, f64, u64)> {
+        Vec::new()
     }
 }
 
@@ -266,6 +280,8 @@ impl Backend for NativeBackend {
         match cap {
             // queued launches (one graph a step) and page-locked read-backs behind an event
             Capability::PipelinedDecode => Support::Yes,
+            // timing events around each launch (profile.rs), where the runtime has them
+            Capability::Timestamps if self.rt.can_profile() => Support::Yes,
             Capability::Timestamps | Capability::BandwidthProbe => {
                 Support::No(format!("not implemented on the native backends ({})", self.name))
             }
@@ -287,6 +303,18 @@ impl Backend for NativeBackend {
             ReadTicket::Ready(b) => Ok(b),
             ReadTicket::Pending(id) => self.rt.read_finish(id),
         }
+    }
+
+    fn set_profiling(&self, on: bool) -> Result<()> {
+        match self.rt.set_profiling(on)? {
+            true => Ok(()),
+            false if !on => Ok(()),
+            false => Err(crate::backend::refused(self, Capability::Timestamps)),
+        }
+    }
+
+    fn profile(&self) -> Vec<(String, f64, u64)> {
+        self.rt.profile()
     }
 
     fn last_submit_dispatches(&self) -> Option<u64> {

@@ -48,6 +48,8 @@ pub struct QueueStats {
 #[derive(Default)]
 pub struct Queue {
     pending: Vec<(Func, Launch)>,
+    /// while profiling: launches kernel by kernel with timing events between them
+    pub profiler: Option<super::profile::Profiler>,
     /// (the kernel sequence's hash, the instantiated graph), most recent last
     execs: Vec<(u64, usize)>,
     slots: Vec<Slot>,
@@ -83,6 +85,10 @@ impl Queue {
         }
         let work = std::mem::take(&mut self.pending);
         self.stats.last_submit = work.len() as u64;
+        if let Some(p) = &mut self.profiler {
+            self.stats.direct += work.len() as u64;
+            return p.submit(d, &work);
+        }
         if work.len() < GRAPH_MIN_LAUNCHES {
             for (f, l) in &work {
                 with_params(&l.args, |p| d.launch(*f, l.grid, p)).map_err(|e| fail(e, Some(l)))?;
@@ -318,6 +324,19 @@ mod tests {
         fn event_wait(&self, _: usize) -> Status {
             Ok(())
         }
+        fn timing_event_create(&self) -> Status<usize> {
+            let mut c = self.calls.lock().unwrap();
+            c.push("timing_event".into());
+            Ok(100 + c.iter().filter(|s| *s == "timing_event").count())
+        }
+        fn event_record(&self, e: usize) -> Status {
+            self.log(format!("record {e}"));
+            Ok(())
+        }
+        // event n is reached at n ms: every kernel between two consecutive events takes 1 ms
+        fn event_elapsed_ms(&self, a: usize, b: usize) -> Status<f32> {
+            Ok(b as f32 - a as f32)
+        }
     }
 
     fn launch(a0: u32) -> Launch {
@@ -393,6 +412,32 @@ mod tests {
         assert_eq!(e.launch.map(|l| l.args.len()), Some(1));
         assert_eq!(d.take().last().unwrap(), "end", "the capture is ended after a failure");
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn profiling_launches_one_by_one_between_timing_events_and_charges_each_kernel() {
+        let d = Log::default();
+        let mut q = Queue {
+            profiler: Some(Default::default()),
+            ..Default::default()
+        };
+        queue(&mut q, &(1..=10).collect::<Vec<_>>(), 0);
+        q.submit(&d).map_err(|e| e.failure.detail).unwrap();
+        let log = d.take();
+        assert!(!log.iter().any(|s| s == "begin"), "no graph while profiling: {log:?}");
+        assert_eq!(log.iter().filter(|s| *s == "timing_event").count(), 11);
+        let ev: Vec<_> = log.iter().filter(|s| !s.starts_with("timing")).collect();
+        assert_eq!(ev[0], "record 101");
+        for i in 0..10 {
+            assert_eq!(*ev[1 + 2 * i], format!("launch f{} 1x1 a0", i + 1));
+            assert_eq!(*ev[2 + 2 * i], format!("record {}", 102 + i));
+        }
+        // a second submit reuses the events
+        queue(&mut q, &[3, 4], 0);
+        q.submit(&d).map_err(|e| e.failure.detail).unwrap();
+        assert!(!d.take().iter().any(|s| s == "timing_event"));
+        let p = q.profiler.as_ref().unwrap();
+        assert_eq!(p.totals.get("x"), Some(&(12e6, 12)));
     }
 
     #[test]
