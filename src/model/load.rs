@@ -183,3 +183,60 @@ pub(super) fn kv_pair(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<
     let shape = [capacity, c.num_key_value_heads, c.head_dim];
     Ok((dev.alloc(DType::F32, &shape)?, dev.alloc(DType::F32, &shape)?))
 }
+
+/// gate_proj and up_proj with their rows interleaved into one [2F, D] tensor (not counted).
+pub fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
+    let (c, dev) = (ld.c, ld.dev);
+    let (f, d) = (c.intermediate_size, c.hidden_size);
+    if let Source::Random { dtype, seed } = ld.src {
+        return ld.random(gate, &[2 * f, d], *dtype, *seed);
+    }
+    let (g, u) = (ld.src.fetch(c, gate)?, ld.src.fetch(c, up)?);
+    if g.dtype != u.dtype {
+        return Err(Error::File {
+            path: u.path,
+            detail: format!("tensor `{up}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype),
+        });
+    }
+    let (gb, ub) = (&g.bytes, &u.bytes);
+    let row = g.dtype.nbytes(d);
+    let mut bytes = Vec::with_capacity(2 * gb.len());
+    for j in 0..f {
+        bytes.extend_from_slice(&gb[j * row..(j + 1) * row]);
+        bytes.extend_from_slice(&ub[j * row..(j + 1) * row]);
+    }
+    let t = dev.alloc(g.dtype, &[2 * f, d])?;
+    dev.upload(&t, &bytes)?;
+    Ok(t)
+}
+
+/// Matrices `parts` (name, rows; all `cols` wide) stacked row-wise into one tensor (uploaded once,
+/// not counted) and each as a row view of it: one linear then projects them all. None when their
+/// dtypes differ (a GGUF may keep one in another quantization) or a view would start off a word
+/// boundary (a block type's rows): the caller loads them apart.
+pub fn stacked(ld: &Loader, parts: &[(String, usize)], cols: usize) -> Result<Option<(Tensor, Vec<Tensor>)>> {
+    let mut dt = None;
+    let mut bytes = Vec::new();
+    for (name, rows) in parts {
+        let (d, b) = ld.bytes(name, &[*rows, cols])?;
+        if dt.is_some_and(|x| x != d) {
+            return Ok(None);
+        }
+        dt = Some(d);
+        bytes.push(b);
+    }
+    let Some(dt) = dt else { return Ok(None) };
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    let t = ld.dev.alloc(dt, &[total, cols])?;
+    let mut views = Vec::new();
+    let mut first = 0;
+    for (_, rows) in parts {
+        match t.view(first * cols, &[*rows, cols]) {
+            Ok(v) => views.push(v),
+            Err(_) => return Ok(None),
+        }
+        first += rows;
+    }
+    ld.dev.upload(&t, &bytes.concat())?;
+    Ok(Some((t, views)))
+}

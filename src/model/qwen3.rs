@@ -2,12 +2,12 @@
 //! their file dtype on the device (bf16 stays bf16, a GGUF's quant blocks stay quantized);
 //! activations and the KV cache are f32.
 use super::config::{Config, Dims};
-use super::load::{check_tensors, kv_pair, Load, Loader};
+use super::load::{check_tensors, gate_up, kv_pair, stacked, Load, Loader};
 use super::paged::{Batch, BatchWorkspace, KvPools};
 use super::{check_room, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::op::{rope_inv_freq, Op};
 use crate::tensor::Tensor;
 use crate::util::Rng;
@@ -185,57 +185,16 @@ impl Weights {
     }
 }
 
-/// gate_proj and up_proj with their rows interleaved into one [2F, D] tensor (not counted).
-fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
-    let (c, dev) = (ld.c, ld.dev);
-    let (f, d) = (c.intermediate_size, c.hidden_size);
-    if let Source::Random { dtype, seed } = ld.src {
-        return ld.random(gate, &[2 * f, d], *dtype, *seed);
-    }
-    let (g, u) = (ld.src.fetch(c, gate)?, ld.src.fetch(c, up)?);
-    if g.dtype != u.dtype {
-        return Err(Error::File {
-            path: u.path,
-            detail: format!("tensor `{up}`: dtype {} differs from `{gate}`'s {}", u.dtype, g.dtype),
-        });
-    }
-    let (gb, ub) = (&g.bytes, &u.bytes);
-    let row = g.dtype.nbytes(d);
-    let mut bytes = Vec::with_capacity(2 * gb.len());
-    for j in 0..f {
-        bytes.extend_from_slice(&gb[j * row..(j + 1) * row]);
-        bytes.extend_from_slice(&ub[j * row..(j + 1) * row]);
-    }
-    let t = dev.alloc(g.dtype, &[2 * f, d])?;
-    dev.upload(&t, &bytes)?;
-    Ok(t)
-}
-
-/// Layer `p`'s q, k and v projections stacked into one tensor (uploaded once, not counted) and
-/// the three as row views of it; None when their dtypes differ.
+/// Layer `p`'s q, k and v projections stacked (`load::stacked`) and the three as row views.
 #[allow(clippy::type_complexity)]
 fn qkv(ld: &Loader, p: &str) -> Result<Option<(Option<Tensor>, Tensor, Tensor, Tensor)>> {
     let Dims { d, hq, hkv, dh, .. } = ld.c.dims();
-    let (nq, nk) = (hq * dh, hkv * dh);
     let name = |s: &str| format!("{p}.self_attn.{s}_proj.weight");
-    let (dq, q) = ld.bytes(&name("q"), &[nq, d])?;
-    let (dk, k) = ld.bytes(&name("k"), &[nk, d])?;
-    let (dv, v) = ld.bytes(&name("v"), &[nk, d])?;
-    if dq != dk || dq != dv {
-        return Ok(None);
-    }
-    let t = ld.dev.alloc(dq, &[nq + 2 * nk, d])?;
-    // a block type whose rows end off a word boundary cannot be viewed there: load them apart
-    let views = (
-        t.view(0, &[nq, d]),
-        t.view(nq * d, &[nk, d]),
-        t.view((nq + nk) * d, &[nk, d]),
-    );
-    let (Ok(qv), Ok(kv), Ok(vv)) = views else {
-        return Ok(None);
-    };
-    ld.dev.upload(&t, &[&q[..], &k[..], &v[..]].concat())?;
-    Ok(Some((Some(t), qv, kv, vv)))
+    let parts = [(name("q"), hq * dh), (name("k"), hkv * dh), (name("v"), hkv * dh)];
+    Ok(stacked(ld, &parts, d)?.map(|(t, mut v)| {
+        let (vv, kv, qv) = (v.pop().unwrap(), v.pop().unwrap(), v.pop().unwrap());
+        (Some(t), qv, kv, vv)
+    }))
 }
 
 /// Layer `p`'s q_norm row repeated for the Hq heads, then k_norm's for the Hkv (not counted):

@@ -12,7 +12,7 @@ pub use paged::{forward_paged, full_layer_pool, kv_pools, HybridState, HybridWor
 pub use state::{Cache, LayerCache, Workspace};
 
 use super::config::{Config, Dims, HybridConfig, LayerType};
-use super::load::{check_tensors, Load, Loader};
+use super::load::{check_tensors, gate_up, stacked, Load, Loader};
 use super::{check_room, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
@@ -49,9 +49,13 @@ pub enum Mixer {
 pub struct Layer {
     pub in_norm: Tensor,
     pub mixer: Mixer,
+    /// The mixer's input projections stacked (linear attention: in_proj qkv, z, b, a; full: q, k,
+    /// v) when their dtypes agree, the mixer's tensors then row views of it: a one-token step
+    /// projects them in one linear (`stacked_one`).
+    pub stacked: Option<Tensor>,
     pub post_norm: Tensor,
-    pub gate: Tensor,
-    pub up: Tensor,
+    /// gate_proj and up_proj rows interleaved ([2F, D]), one linear for both, swiglu over pairs
+    pub gate_up: Tensor,
     pub down: Tensor,
 }
 
@@ -192,24 +196,63 @@ impl Weights {
         };
         let mut decode_bytes = lm_head.iter().map(|p| p.1.nbytes()).sum::<usize>();
         ld.count(if c.tie_word_embeddings { 1 } else { 2 });
-        let mut up = |name: &str| -> Result<Tensor> {
+        let mut up = |ld: &mut Loader, name: &str| -> Result<Tensor> {
             let shape = &want.iter().find(|w| w.0 == name).expect("an expected tensor").1;
             let t = ld.tensor(name, shape)?;
             decode_bytes += t.nbytes();
             Ok(t)
         };
-        let final_norm = up(&format!("{prefix}norm.weight"))?;
+        let mut fused_bytes = 0;
+        let final_norm = up(&mut ld, &format!("{prefix}norm.weight"))?;
         let mut layers = Vec::new();
         for (i, kind) in h.layer_types.iter().enumerate() {
             let p = format!("{prefix}layers.{i}");
-            let mut g = |s: &str| up(&format!("{p}.{s}"));
+            let gu = gate_up(
+                &ld,
+                &format!("{p}.mlp.gate_proj.weight"),
+                &format!("{p}.mlp.up_proj.weight"),
+            )?;
+            ld.count(2);
+            fused_bytes += gu.nbytes();
+            let (dims, nv) = (c.dims(), h.linear_num_value_heads);
+            let parts: Vec<(&str, usize)> = match kind {
+                LayerType::Linear => vec![
+                    ("linear_attn.in_proj_qkv.weight", h.conv_dim()),
+                    ("linear_attn.in_proj_z.weight", nv * h.linear_value_head_dim),
+                    ("linear_attn.in_proj_b.weight", nv),
+                    ("linear_attn.in_proj_a.weight", nv),
+                ],
+                LayerType::Full => vec![
+                    ("self_attn.q_proj.weight", dims.hq * 2 * dims.dh),
+                    ("self_attn.k_proj.weight", dims.hkv * dims.dh),
+                    ("self_attn.v_proj.weight", dims.hkv * dims.dh),
+                ],
+            };
+            let full: Vec<(String, usize)> = parts.iter().map(|(n, r)| (format!("{p}.{n}"), *r)).collect();
+            let st = stacked(&ld, &full, dims.d)?;
+            if let Some((t, _)) = &st {
+                ld.count(parts.len());
+                fused_bytes += t.nbytes();
+            }
+            let (stacked, views) = match st {
+                Some((t, v)) => (Some(t), v),
+                None => (None, Vec::new()),
+            };
+            let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
             let in_norm = g("input_layernorm.weight")?;
+            // the projections: the stacked tensor's views, else each loaded on its own
+            let mut pv = views;
+            if stacked.is_none() {
+                for (n, _) in &parts {
+                    pv.push(g(n)?);
+                }
+            }
             let mixer = match kind {
                 LayerType::Linear => Mixer::Linear {
-                    qkv: g("linear_attn.in_proj_qkv.weight")?,
-                    z: g("linear_attn.in_proj_z.weight")?,
-                    b: g("linear_attn.in_proj_b.weight")?,
-                    a: g("linear_attn.in_proj_a.weight")?,
+                    qkv: pv[0].clone(),
+                    z: pv[1].clone(),
+                    b: pv[2].clone(),
+                    a: pv[3].clone(),
                     conv: g("linear_attn.conv1d.weight")?.reshape(&[h.conv_dim(), h.linear_conv_kernel_dim])?,
                     a_log: g("linear_attn.A_log")?,
                     dt_bias: g("linear_attn.dt_bias")?,
@@ -217,9 +260,9 @@ impl Weights {
                     out: g("linear_attn.out_proj.weight")?,
                 },
                 LayerType::Full => Mixer::Full {
-                    q: g("self_attn.q_proj.weight")?,
-                    k: g("self_attn.k_proj.weight")?,
-                    v: g("self_attn.v_proj.weight")?,
+                    q: pv[0].clone(),
+                    k: pv[1].clone(),
+                    v: pv[2].clone(),
                     o: g("self_attn.o_proj.weight")?,
                     q_norm: g("self_attn.q_norm.weight")?,
                     k_norm: g("self_attn.k_norm.weight")?,
@@ -228,12 +271,13 @@ impl Weights {
             layers.push(Layer {
                 in_norm,
                 mixer,
+                stacked,
                 post_norm: g("post_attention_layernorm.weight")?,
-                gate: g("mlp.gate_proj.weight")?,
-                up: g("mlp.up_proj.weight")?,
+                gate_up: gu,
                 down: g("mlp.down_proj.weight")?,
             });
         }
+        let decode_bytes = decode_bytes + fused_bytes;
         Ok(Weights {
             embed,
             lm_head,
@@ -310,6 +354,10 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
         eps: c.rms_norm_eps,
         unit_offset: true,
     };
+    let add_norm = Op::AddRmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: true,
+    };
     let (cur, next) = (cache.cur, 1 - cache.cur);
     // 1. x = embed[ids]                                                       [T, D]
     match w.embed.as_slice() {
@@ -322,9 +370,9 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
     }
     (pass.hidden)(0, dev, &ws.x[0])?;
     let (x, x2) = (&ws.x[0], &ws.x[1]);
+    // 2. h = rmsnorm(x); each layer's later norms are fused with the residual add before them
+    dev.run(&norm, &[x, &w.layers[0].in_norm], &[&ws.h])?;
     for (li, (l, lc)) in w.layers.iter().zip(&cache.layers).enumerate() {
-        // 2. h = rmsnorm(x)
-        dev.run(&norm, &[x, &l.in_norm], &[&ws.h])?;
         match (&l.mixer, lc) {
             (
                 Mixer::Linear {
@@ -341,28 +389,35 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
                 LayerCache::Linear { conv: cs, rec },
             ) => {
                 // 3. qkv, z, b, a = h Wᵀ                                          [T, conv_dim], [T, nv*dv], [T, nv]
-                dev.run(&Op::Linear, &[&ws.h, qkv], &[&ws.qkv])?;
-                dev.run(&Op::Linear, &[&ws.h, z], &[&ws.z.reshape(&[t, nv * dv])?])?;
-                dev.run(&Op::Linear, &[&ws.h, b], &[&ws.b])?;
-                dev.run(&Op::Linear, &[&ws.h, a], &[&ws.a])?;
+                let shapes: [&[usize]; 4] = [&[1, hc.conv_dim()], &[1, nv, dv], &[1, nv], &[1, nv]];
+                let (qkv_in, z_in, b_in, a_in) = match stacked_one(l, &ws.h, &ws.one, t, &shapes, dev)? {
+                    Some(v) => (v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()),
+                    None => {
+                        dev.run(&Op::Linear, &[&ws.h, qkv], &[&ws.qkv])?;
+                        dev.run(&Op::Linear, &[&ws.h, z], &[&ws.z.reshape(&[t, nv * dv])?])?;
+                        dev.run(&Op::Linear, &[&ws.h, b], &[&ws.b])?;
+                        dev.run(&Op::Linear, &[&ws.h, a], &[&ws.a])?;
+                        (ws.qkv.clone(), ws.z.clone(), ws.b.clone(), ws.a.clone())
+                    }
+                };
                 // 4. causal conv1d + SiLU over [conv state | qkv]; the state moves to the other buffer
                 let conv_op = if t == 1 {
                     Op::CausalConv1dUpdate
                 } else {
                     Op::CausalConv1d
                 };
-                dev.run(&conv_op, &[&ws.qkv, conv, &cs[cur]], &[&ws.conv, &cs[next]])?;
+                dev.run(&conv_op, &[&qkv_in, conv, &cs[cur]], &[&ws.conv, &cs[next]])?;
                 // 5. gated delta rule: recurrent step (decode) or chunked (prefill)   [T, nv, dv]
                 let rule = if t == 1 { Op::GdnRecurrent } else { Op::GdnChunked };
                 dev.run(
                     &rule,
-                    &[&ws.conv, &ws.b, &ws.a, a_log, dt_bias, &rec[cur]],
+                    &[&ws.conv, &b_in, &a_in, a_log, dt_bias, &rec[cur]],
                     &[&ws.core, &rec[next]],
                 )?;
                 // 6. gated RMSNorm per value head, then out_proj                    [T, D]
                 dev.run(
                     &Op::RmsNormGated { eps: c.rms_norm_eps },
-                    &[&ws.core, &ws.z, gnorm],
+                    &[&ws.core, &z_in, gnorm],
                     &[&ws.normed],
                 )?;
                 dev.run(&Op::Linear, &[&ws.normed.reshape(&[t, nv * dv])?, out], &[&ws.mix])?;
@@ -379,9 +434,16 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
                 LayerCache::Full { k: kc, v: vc },
             ) => {
                 // 3. qg (query | gate per head), k, v = h Wᵀ                      [T, Hq, 2Dh], [T, Hkv, Dh]
-                dev.run(&Op::Linear, &[&ws.h, q], &[&ws.qg.reshape(&[t, hq * 2 * dh])?])?;
-                dev.run(&Op::Linear, &[&ws.h, k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
-                dev.run(&Op::Linear, &[&ws.h, v], &[&ws.v.reshape(&[t, hkv * dh])?])?;
+                let shapes: [&[usize]; 3] = [&[1, hq, 2 * dh], &[1, hkv, dh], &[1, hkv, dh]];
+                let (qg, k_in, v_in) = match stacked_one(l, &ws.h, &ws.one, t, &shapes, dev)? {
+                    Some(v) => (v[0].clone(), v[1].clone(), v[2].clone()),
+                    None => {
+                        dev.run(&Op::Linear, &[&ws.h, q], &[&ws.qg.reshape(&[t, hq * 2 * dh])?])?;
+                        dev.run(&Op::Linear, &[&ws.h, k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
+                        dev.run(&Op::Linear, &[&ws.h, v], &[&ws.v.reshape(&[t, hkv * dh])?])?;
+                        (ws.qg.clone(), ws.k.clone(), ws.v.clone())
+                    }
+                };
                 // 4. q/k norm, partial RoPE, k/v into the cache, attention, * sigmoid(gate): one op
                 let op = Op::GatedAttention {
                     n_past,
@@ -391,7 +453,7 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
                 };
                 dev.run(
                     &op,
-                    &[&ws.qg, &ws.k, &ws.v, q_norm, k_norm, &w.rope.cos, &w.rope.sin],
+                    &[&qg, &k_in, &v_in, q_norm, k_norm, &w.rope.cos, &w.rope.sin],
                     &[&ws.att, kc, vc],
                 )?;
                 // 5. o_proj                                                         [T, D]
@@ -403,29 +465,52 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
                 )))
             }
         }
-        // 7. x2 = x + mixer; x = x2 + down(silu(gate(h)) * up(h)), h = rmsnorm(x2)
-        dev.run(&Op::Add, &[x, &ws.mix], &[x2])?;
-        dev.run(&norm, &[x2, &l.post_norm], &[&ws.h])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.gate], &[&ws.gate])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.up], &[&ws.up])?;
-        dev.run(&Op::SwiGlu, &[&ws.gate, &ws.up], &[&ws.act])?;
+        // 7. x2 = x + mixer, h = rmsnorm(x2); x = x2 + down(silu(gate(h)) * up(h)), h = the next
+        //    layer's (or the final) norm of x
+        dev.run(&add_norm, &[x, &ws.mix, &l.post_norm], &[x2, &ws.h])?;
+        dev.run(&Op::Linear, &[&ws.h, &l.gate_up], &[&ws.gate_up])?;
+        dev.run(&Op::SwiGlu, &[&ws.gate_up], &[&ws.act])?;
         dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.mix])?;
-        dev.run(&Op::Add, &[x2, &ws.mix], &[x])?;
+        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
+        dev.run(&add_norm, &[x2, &ws.mix, next_norm], &[x, &ws.h])?;
         (pass.hidden)(li + 1, dev, x)?;
     }
     cache.cur = next;
     cache.len += t;
-    // 8. final norm and the LM head (tied: the embedding matrix)
+    // 8. the LM head (tied: the embedding matrix) on h = final_norm(x)
     match pass.which {
-        Logits::Last => {
-            dev.run(&norm, &[&x.view((t - 1) * d, &[1, d])?, &w.final_norm], &[&ws.last])?;
-            lm_head(w, dev, &ws.last, &ws.logits.view(0, &[1, c.vocab_size])?)
-        }
-        Logits::All => {
-            dev.run(&norm, &[x, &w.final_norm], &[&ws.h])?;
-            lm_head(w, dev, &ws.h, &ws.logits)
-        }
+        Logits::Last => lm_head(
+            w,
+            dev,
+            &ws.h.view((t - 1) * d, &[1, d])?,
+            &ws.logits.view(0, &[1, c.vocab_size])?,
+        ),
+        Logits::All => lm_head(w, dev, &ws.h, &ws.logits),
     }
+}
+
+/// A one-token step's mixer inputs through the layer's stacked projection: one linear into
+/// `out` (scratch of at least the stacked rows), then its parts as views of the given shapes, in
+/// order. None (nothing recorded) for more tokens or a layer loaded unstacked.
+pub(super) fn stacked_one(
+    l: &Layer,
+    h: &Tensor,
+    out: &Tensor,
+    t: usize,
+    shapes: &[&[usize]],
+    dev: &dyn Backend,
+) -> Result<Option<Vec<Tensor>>> {
+    let Some(w) = l.stacked.as_ref().filter(|_| t == 1) else {
+        return Ok(None);
+    };
+    dev.run(&Op::Linear, &[h, w], &[&out.view(0, &[1, w.shape[0]])?])?;
+    let mut first = 0;
+    let mut parts = Vec::new();
+    for s in shapes {
+        parts.push(out.view(first, s)?);
+        first += s.iter().product::<usize>();
+    }
+    Ok(Some(parts))
 }
 
 /// logits [R, V] = h [R, D] LM-headᵀ; with a sharded head, each (row, shard) is a matvec into the

@@ -14,7 +14,7 @@
 //! block table, the state ops by its slot, the rest row by row), so a sequence's logits do not
 //! depend on what else is in the batch; the state ops run the recurrent form for every token, so
 //! neither do they depend on how its prompt was chunked (tests/qwen3_5_paged.rs).
-use super::{hybrid, lm_head, Mixer, Weights};
+use super::{hybrid, lm_head, stacked_one, Mixer, Weights};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -91,12 +91,13 @@ pub struct HybridWorkspace {
     v: Tensor,
     att: Tensor,
     // MLP
-    gate: Tensor,
-    up: Tensor,
+    /// [T, 2F]: gate and up interleaved
+    gate_up: Tensor,
     act: Tensor,
-    /// the sampled rows of x, then their final norm, [r_max, D]
-    xs: Tensor,
+    /// the sampled rows of h (x after the final norm), [r_max, D]
     hs: Tensor,
+    /// a one-token step's stacked mixer projections (`stacked_one`)
+    one: Tensor,
     /// [r_max, V]
     pub logits: Tensor,
     /// [r_max] u32: the argmax of each logits row
@@ -126,11 +127,10 @@ impl HybridWorkspace {
             k: a(&[t_max, hkv, dh])?,
             v: a(&[t_max, hkv, dh])?,
             att: a(&[t_max, hq, dh])?,
-            gate: a(&[t_max, f])?,
-            up: a(&[t_max, f])?,
+            gate_up: a(&[t_max, 2 * f])?,
             act: a(&[t_max, f])?,
-            xs: a(&[r_max, d])?,
             hs: a(&[r_max, d])?,
+            one: a(&[1, super::state::stacked_rows(c)?])?,
             logits: a(&[r_max, v])?,
             next: dev.alloc(DType::U32, &[r_max])?,
         })
@@ -174,13 +174,13 @@ pub fn forward_paged(
     let qg = rows(&ws.qg, &[t, hq, 2 * dh])?;
     let (k, vv) = (rows(&ws.k, &[t, hkv, dh])?, rows(&ws.v, &[t, hkv, dh])?);
     let att = rows(&ws.att, &[t, hq, dh])?;
-    let (gate, up, act) = (
-        rows(&ws.gate, &[t, f])?,
-        rows(&ws.up, &[t, f])?,
-        rows(&ws.act, &[t, f])?,
-    );
+    let (gate_up, act) = (rows(&ws.gate_up, &[t, 2 * f])?, rows(&ws.act, &[t, f])?);
     // every norm of the decoder is x̂ (1 + w); the linear attention's output norm is gated
     let norm = Op::RmsNorm {
+        eps: c.rms_norm_eps,
+        unit_offset: true,
+    };
+    let add_norm = Op::AddRmsNorm {
         eps: c.rms_norm_eps,
         unit_offset: true,
     };
@@ -199,10 +199,10 @@ pub fn forward_paged(
             }
         }
     }
+    // 2. h = rmsnorm(x); each layer's later norms are fused with the residual add before them
+    dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
     let mut linear = 0;
     for (li, l) in w.layers.iter().enumerate() {
-        // 2. h = rmsnorm(x)
-        dev.run(&norm, &[&x, &l.in_norm], &[&h])?;
         match &l.mixer {
             Mixer::Linear {
                 qkv,
@@ -226,22 +226,29 @@ pub fn forward_paged(
                 };
                 linear += 1;
                 // 3. qkv, z, b, a = h Wᵀ                                    [T, conv_dim], [T, nv*dv], [T, nv]
-                dev.run(&Op::Linear, &[&h, qkv], &[&qkv_t])?;
-                dev.run(&Op::Linear, &[&h, zw], &[&z.reshape(&[t, nv * dv])?])?;
-                dev.run(&Op::Linear, &[&h, bw], &[&bt])?;
-                dev.run(&Op::Linear, &[&h, aw], &[&at])?;
+                let shapes: [&[usize]; 4] = [&[1, cd], &[1, nv, dv], &[1, nv], &[1, nv]];
+                let (qkv_in, z_in, b_in, a_in) = match stacked_one(l, &h, &ws.one, t, &shapes, dev)? {
+                    Some(v) => (v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()),
+                    None => {
+                        dev.run(&Op::Linear, &[&h, qkv], &[&qkv_t])?;
+                        dev.run(&Op::Linear, &[&h, zw], &[&z.reshape(&[t, nv * dv])?])?;
+                        dev.run(&Op::Linear, &[&h, bw], &[&bt])?;
+                        dev.run(&Op::Linear, &[&h, aw], &[&at])?;
+                        (qkv_t.clone(), z.clone(), bt.clone(), at.clone())
+                    }
+                };
                 // 4. causal conv1d + SiLU, each sequence over [its slot's conv state | its rows]
-                dev.run(&Op::CausalConv1dBatch, &[&qkv_t, conv, state_seqs], &[&conv_t, cs])?;
+                dev.run(&Op::CausalConv1dBatch, &[&qkv_in, conv, state_seqs], &[&conv_t, cs])?;
                 // 5. gated delta rule, each sequence from its slot's recurrent state   [T, nv, dv]
                 dev.run(
                     &Op::GdnBatch,
-                    &[&conv_t, &bt, &at, a_log, dt_bias, state_seqs],
+                    &[&conv_t, &b_in, &a_in, a_log, dt_bias, state_seqs],
                     &[&core, rs],
                 )?;
                 // 6. gated RMSNorm per value head, then out_proj              [T, D]
                 dev.run(
                     &Op::RmsNormGated { eps: c.rms_norm_eps },
-                    &[&core, &z, gnorm],
+                    &[&core, &z_in, gnorm],
                     &[&normed],
                 )?;
                 dev.run(&Op::Linear, &[&normed.reshape(&[t, nv * dv])?, out], &[&mix])?;
@@ -258,9 +265,16 @@ pub fn forward_paged(
                     .filter(|&p| p < pools.k.len())
                     .ok_or_else(|| Error::Other(format!("layer {li}: no KV pool for this full-attention layer")))?;
                 // 3. qg (query | gate per head), k, v = h Wᵀ                [T, Hq, 2Dh], [T, Hkv, Dh]
-                dev.run(&Op::Linear, &[&h, q], &[&qg.reshape(&[t, hq * 2 * dh])?])?;
-                dev.run(&Op::Linear, &[&h, kw], &[&k.reshape(&[t, hkv * dh])?])?;
-                dev.run(&Op::Linear, &[&h, vw], &[&vv.reshape(&[t, hkv * dh])?])?;
+                let shapes: [&[usize]; 3] = [&[1, hq, 2 * dh], &[1, hkv, dh], &[1, hkv, dh]];
+                let (qg, k, vv) = match stacked_one(l, &h, &ws.one, t, &shapes, dev)? {
+                    Some(v) => (v[0].clone(), v[1].clone(), v[2].clone()),
+                    None => {
+                        dev.run(&Op::Linear, &[&h, q], &[&qg.reshape(&[t, hq * 2 * dh])?])?;
+                        dev.run(&Op::Linear, &[&h, kw], &[&k.reshape(&[t, hkv * dh])?])?;
+                        dev.run(&Op::Linear, &[&h, vw], &[&vv.reshape(&[t, hkv * dh])?])?;
+                        (qg.clone(), k.clone(), vv.clone())
+                    }
+                };
                 // 4. q/k norm and partial RoPE at each token's position, k/v into the pools,
                 //    attention through the block tables, * sigmoid(gate): one op
                 dev.run(
@@ -282,22 +296,21 @@ pub fn forward_paged(
                 dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, o], &[&mix])?;
             }
         }
-        // 7. x2 = x + mixer; x = x2 + down(silu(gate(h)) * up(h)), h = rmsnorm(x2)
-        dev.run(&Op::Add, &[&x, &mix], &[&x2])?;
-        dev.run(&norm, &[&x2, &l.post_norm], &[&h])?;
-        dev.run(&Op::Linear, &[&h, &l.gate], &[&gate])?;
-        dev.run(&Op::Linear, &[&h, &l.up], &[&up])?;
-        dev.run(&Op::SwiGlu, &[&gate, &up], &[&act])?;
+        // 7. x2 = x + mixer, h = rmsnorm(x2); x = x2 + down(silu(gate(h)) * up(h)), h = the
+        //    next layer's (or the final) norm of x
+        dev.run(&add_norm, &[&x, &mix, &l.post_norm], &[&x2, &h])?;
+        dev.run(&Op::Linear, &[&h, &l.gate_up], &[&gate_up])?;
+        dev.run(&Op::SwiGlu, &[&gate_up], &[&act])?;
         dev.run(&Op::Linear, &[&act, &l.down], &[&mix])?;
-        dev.run(&Op::Add, &[&x2, &mix], &[&x])?;
+        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
+        dev.run(&add_norm, &[&x2, &mix, next_norm], &[&x, &h])?;
     }
-    // 8. the sampled rows of x (an embedding lookup with x as the table), the final norm, the LM
+    // 8. the sampled rows of h = final_norm(x) (an embedding lookup with h as the table), the LM
     //    head (tied: the embedding matrix); a step of prefill chunks only samples no row
     if b.r == 0 {
         return Ok(());
     }
-    let (xs, hs) = (rows(&ws.xs, &[b.r, d])?, rows(&ws.hs, &[b.r, d])?);
-    dev.run(&Op::Embedding, &[&x, &b.sample_rows], &[&xs])?;
-    dev.run(&norm, &[&xs, &w.final_norm], &[&hs])?;
+    let hs = rows(&ws.hs, &[b.r, d])?;
+    dev.run(&Op::Embedding, &[&h, &b.sample_rows], &[&hs])?;
     lm_head(w, dev, &hs, &rows(&ws.logits, &[b.r, v])?)
 }

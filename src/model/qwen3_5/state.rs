@@ -82,10 +82,11 @@ pub struct Workspace {
     pub(super) v: Tensor,
     pub(super) att: Tensor,
     // MLP
-    pub(super) gate: Tensor,
-    pub(super) up: Tensor,
+    /// [T, 2F]: gate and up interleaved
+    pub(super) gate_up: Tensor,
     pub(super) act: Tensor,
-    pub(super) last: Tensor,
+    /// a one-token step's stacked mixer projections (`stacked_one`)
+    pub(super) one: Tensor,
     pub logits: Tensor,
     pub next: Tensor,
 }
@@ -113,12 +114,21 @@ impl Workspace {
             k: a(&[t, hkv, dh])?,
             v: a(&[t, hkv, dh])?,
             att: a(&[t, hq, dh])?,
-            gate: a(&[t, f])?,
-            up: a(&[t, f])?,
+            gate_up: a(&[t, 2 * f])?,
             act: a(&[t, f])?,
-            last: a(&[1, d])?,
+            one: a(&[1, stacked_rows(c)?])?,
             logits: a(&[t, c.vocab_size])?,
             next: dev.alloc(DType::U32, &[1])?,
         })
     }
+}
+
+/// Rows of the largest stacked mixer projection: linear attention's in_proj (conv dims, z, b, a)
+/// or full attention's q (with its gate), k and v.
+pub(super) fn stacked_rows(c: &Config) -> Result<usize> {
+    let hc = hybrid(c)?;
+    let Dims { hq, hkv, dh, .. } = c.dims();
+    let nv = hc.linear_num_value_heads;
+    let linear = hc.conv_dim() + nv * hc.linear_value_head_dim + 2 * nv;
+    Ok(linear.max(hq * 2 * dh + 2 * hkv * dh))
 }
