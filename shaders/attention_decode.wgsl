@@ -4,33 +4,12 @@
 // this kernel stages the scaled query, reads keys and values from k / v (vec4 loads) and stores.
 // Params and bindings: attention.wgsl. Constants: DH4 (head_dim / 4), NT (workgroup size).
 
+fn ld4_key(i: u32) -> vec4<f32> {
+    return ld4_k(i);
+}
+
 fn decode_score(key: u32, kbase: u32) -> f32 {
-    let kb = key * (p.hkv * p.dh) + kbase;
-    var dot = vec4<f32>(0.0);
-    var d4 = 0u;
-    // eight key loads issued before their sums; the sums stay in d4 order
-    for (; d4 + 7u < DH4; d4 += 8u) {
-        let k0 = ld4_k(kb + d4 * 4u);
-        let k1 = ld4_k(kb + (d4 + 1u) * 4u);
-        let k2 = ld4_k(kb + (d4 + 2u) * 4u);
-        let k3 = ld4_k(kb + (d4 + 3u) * 4u);
-        let k4 = ld4_k(kb + (d4 + 4u) * 4u);
-        let k5 = ld4_k(kb + (d4 + 5u) * 4u);
-        let k6 = ld4_k(kb + (d4 + 6u) * 4u);
-        let k7 = ld4_k(kb + (d4 + 7u) * 4u);
-        dot += q_s[d4] * k0;
-        dot += q_s[d4 + 1u] * k1;
-        dot += q_s[d4 + 2u] * k2;
-        dot += q_s[d4 + 3u] * k3;
-        dot += q_s[d4 + 4u] * k4;
-        dot += q_s[d4 + 5u] * k5;
-        dot += q_s[d4 + 6u] * k6;
-        dot += q_s[d4 + 7u] * k7;
-    }
-    for (; d4 < DH4; d4++) {
-        dot += q_s[d4] * ld4_k(kb + d4 * 4u);
-    }
-    return dot.x + dot.y + dot.z + dot.w;
+    return key_dot(key * (p.hkv * p.dh) + kbase);
 }
 
 fn decode_value(key: u32, kbase: u32, c4: u32) -> vec4<f32> {

@@ -10,7 +10,8 @@
 //      a V row (the kernel's decode_value) is read by DH4 adjacent threads (coalesced), eight
 //      keys' rows loaded before they are summed
 // At the end the R partial outputs and the NT partial sums are added in workgroup memory.
-// The kernel gives Params p (hkv, dh, ...) and
+// The kernel gives Params p (hkv, dh, ...), fn ld4_key(i: u32) -> vec4<f32> (four key elements from
+// element i, for key_dot) and
 //   fn decode_score(key: u32, kbase: u32) -> f32               q_s . key row `key` of kv head kbase
 //   fn decode_value(key: u32, kbase: u32, c4: u32) -> vec4<f32>  vec4 c4 of that value row
 // Constants: DH4 (head_dim / 4), NT (workgroup size, DH4 <= NT).
@@ -24,6 +25,36 @@ var<workgroup> q_s: array<vec4<f32>, DH4>;
 var<workgroup> sc_s: array<f32, NT>;
 var<workgroup> red_s: array<f32, NG>;
 var<workgroup> acc_s: array<vec4<f32>, NT>;
+
+// q_s . the key row starting at kb, read through the kernel's ld4_key: eight vec4 loads issued
+// before their sums (a thread waits on one round trip for eight, not one each), the sums in d4
+// order.
+fn key_dot(kb: u32) -> f32 {
+    var dot = vec4<f32>(0.0);
+    var d4 = 0u;
+    for (; d4 + 7u < DH4; d4 += 8u) {
+        let k0 = ld4_key(kb + d4 * 4u);
+        let k1 = ld4_key(kb + (d4 + 1u) * 4u);
+        let k2 = ld4_key(kb + (d4 + 2u) * 4u);
+        let k3 = ld4_key(kb + (d4 + 3u) * 4u);
+        let k4 = ld4_key(kb + (d4 + 4u) * 4u);
+        let k5 = ld4_key(kb + (d4 + 5u) * 4u);
+        let k6 = ld4_key(kb + (d4 + 6u) * 4u);
+        let k7 = ld4_key(kb + (d4 + 7u) * 4u);
+        dot += q_s[d4] * k0;
+        dot += q_s[d4 + 1u] * k1;
+        dot += q_s[d4 + 2u] * k2;
+        dot += q_s[d4 + 3u] * k3;
+        dot += q_s[d4 + 4u] * k4;
+        dot += q_s[d4 + 5u] * k5;
+        dot += q_s[d4 + 6u] * k6;
+        dot += q_s[d4 + 7u] * k7;
+    }
+    for (; d4 < DH4; d4++) {
+        dot += q_s[d4] * ld4_key(kb + d4 * 4u);
+    }
+    return dot.x + dot.y + dot.z + dot.w;
+}
 
 // softmax(q_s . K) V over keys 0..kv_len of the kv head whose rows start at kbase: output vec4 tid
 // for tid < DH4 (zeros for the other threads). Every thread calls it (barriers); q_s is staged.

@@ -76,6 +76,12 @@ fn pool_row(j: u32) -> u32 {
     return blk * p.bs + j % p.bs;
 }
 
+// key_dot's loads (attention_decode_loop.wgsl). This kernel's decode_score keeps one load at a
+// time: eight in flight made a 64-sequence step slower.
+fn ld4_key(i: u32) -> vec4<f32> {
+    return ld4_kp(i);
+}
+
 // decode_attend's key and value reads (attention_decode_loop.wgsl), through the block table.
 fn decode_score(key: u32, kbase: u32) -> f32 {
     let r = pool_row(key);
