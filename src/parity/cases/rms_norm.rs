@@ -71,22 +71,8 @@ pub fn norm_rope_cases() -> Vec<Case> {
             let s = seed(&format!("nr{tag}{t}{h}{dh}"));
             let mut r = crate::util::Rng::new(s ^ 3);
             let w: Vec<f32> = (0..dh).map(|_| (1.0 + 0.1 * r.normal()) as f32).collect();
-            v.push(Case::new(
-                "rms_norm_rope",
-                &tag,
-                Op::RmsNormRope {
-                    eps: 1e-6,
-                    rotary_dim: rot,
-                },
-                vec![
-                    input(dt, &[t, h, dh], Init::Normal { seed: s, std: 2.0 }),
-                    input(dt, &[dh], Init::Values(w)),
-                    input(DType::U32, &[t], Init::U32s(pos)),
-                    input(DType::F32, &[512, rot / 2], Init::Values(cos)),
-                    input(DType::F32, &[512, rot / 2], Init::Values(sin)),
-                ],
-                vec![TensorDesc::new(dt, &[t, h, dh])],
-            ));
+            let w = input(dt, &[dh], Init::Values(w));
+            v.push(norm_rope_case(&tag, dt, [t, h, dh], s, w, pos, (cos, sin)));
         }
         // a weight row a head ([H, Dh]: a one-token step's q and k heads normed in one call, in
         // the model's layout with f32 activations too), over several tokens: the row's head is
@@ -97,25 +83,41 @@ pub fn norm_rope_cases() -> Vec<Case> {
             let s = seed(&format!("nrh{tag}{t}{h}{dh}"));
             let mut r = crate::util::Rng::new(s ^ 3);
             let w: Vec<f32> = (0..h * dh).map(|_| (1.0 + 0.3 * r.normal()) as f32).collect();
-            v.push(Case::new(
-                "rms_norm_rope",
-                &tag,
-                Op::RmsNormRope {
-                    eps: 1e-6,
-                    rotary_dim: rot,
-                },
-                vec![
-                    input(x, &[t, h, dh], Init::Normal { seed: s, std: 2.0 }),
-                    input(dt, &[h, dh], Init::Values(w)),
-                    input(DType::U32, &[t], Init::U32s((7..7 + t as u32).collect())),
-                    input(DType::F32, &[512, rot / 2], Init::Values(cos)),
-                    input(DType::F32, &[512, rot / 2], Init::Values(sin)),
-                ],
-                vec![TensorDesc::new(x, &[t, h, dh])],
-            ));
+            let (w, pos) = (input(dt, &[h, dh], Init::Values(w)), (7..7 + t as u32).collect());
+            v.push(norm_rope_case(&tag, x, [t, h, dh], s, w, pos, (cos, sin)));
         }
     }
     v
+}
+
+/// One rms_norm_rope case: x [T, H, Dh] in `x` (normal, seeded by `s`) and y alike, the weight
+/// input `w`, the positions, and cos/sin tables of 512 positions (their width is the rotary half).
+fn norm_rope_case(
+    tag: &str,
+    x: DType,
+    [t, h, dh]: [usize; 3],
+    s: u64,
+    w: crate::parity::case::Input,
+    pos: Vec<u32>,
+    (cos, sin): (Vec<f32>, Vec<f32>),
+) -> Case {
+    let half = cos.len() / 512;
+    Case::new(
+        "rms_norm_rope",
+        tag,
+        Op::RmsNormRope {
+            eps: 1e-6,
+            rotary_dim: 2 * half,
+        },
+        vec![
+            input(x, &[t, h, dh], Init::Normal { seed: s, std: 2.0 }),
+            w,
+            input(DType::U32, &[t], Init::U32s(pos)),
+            input(DType::F32, &[512, half], Init::Values(cos)),
+            input(DType::F32, &[512, half], Init::Values(sin)),
+        ],
+        vec![TensorDesc::new(x, &[t, h, dh])],
+    )
 }
 
 /// The fused residual add + RMSNorm, against the CPU's composition add -> rms_norm.
