@@ -4,6 +4,10 @@
 // = rope(rms_norm(x, w, eps)) on the first R = 2 * half dims; the rest are only normalised.
 // A position past the table (P) writes NaN: the reference refuses it, the device cannot.
 // One block per (t, h) head row. grid.x = T * H.
+// rms_norm_rope_kv: the same rows of a stacked q/k/v projection x [T, Hq + 2 Hkv, Dh] (per token
+// the q, k and v heads), the k rows stored into k_pool [NB, BS, Hkv, Dh] at row slots[t] and the
+// v rows copied into v_pool (rounded to T_KV; a slot past the pool, rows = NB * BS, is skipped).
+// grid.x = T * (Hq + 2 Hkv).
 #include "wgllm_hip.h"
 #ifndef T_X
 #define T_X float
@@ -14,15 +18,16 @@
 #ifndef T_Y
 #define T_Y float
 #endif
+#ifndef T_KV
+#define T_KV float
+#endif
 
-WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const float* cos_t, const float* sin_t,
-                             T_Y* y, u32 h, u32 dh, u32 half, u32 max_pos, float eps, u32 wstride) {
-    u32 row = wg_bid_x();
-    u32 t = row / h;
-    u64 base = (u64)row * dh;
+// One head row: x[base..base + dh] normed with w (already at the head's row), rotated at position p,
+// stored at y[dst..]. Every thread of the block calls it (the reduction synchronises).
+template <typename TO>
+WG_DEV void norm_rope_row(const T_X* x, const T_W* w, const float* cos_t, const float* sin_t, u64 base, TO* y, u64 dst,
+                          u32 p, u32 dh, u32 half, u32 max_pos, float eps) {
     u32 tid = wg_tid();
-    w += (u64)(row % h) * wstride;
-    u32 p = pos[t];
     bool ok = p < max_pos;
     if (dh <= WG_BLOCK) {
         // a head row a thread an element: x, w and the row's cos / sin are all loaded before the
@@ -43,10 +48,10 @@ WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const f
         wg_sync();
         if (tid < half) {
             float a = nx[tid], b = nx[tid + half];
-            st(y, base + tid, a * c - b * s);
-            st(y, base + tid + half, b * c + a * s);
+            st(y, dst + tid, a * c - b * s);
+            st(y, dst + tid + half, b * c + a * s);
         } else if (tid >= 2u * half && tid < dh) {
-            st(y, base + tid, nx[tid]);
+            st(y, dst + tid, nx[tid]);
         }
         return;
     }
@@ -56,8 +61,38 @@ WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const f
         float b = ld(x, base + i + half) * inv * ld(w, i + half);
         float c = ok ? cos_t[(u64)p * half + i] : wg_bits_f(0x7fc00000u);
         float s = ok ? sin_t[(u64)p * half + i] : wg_bits_f(0x7fc00000u);
-        st(y, base + i, a * c - b * s);
-        st(y, base + i + half, b * c + a * s);
+        st(y, dst + i, a * c - b * s);
+        st(y, dst + i + half, b * c + a * s);
     }
-    for (u32 j = 2u * half + tid; j < dh; j += WG_BLOCK) st(y, base + j, ld(x, base + j) * inv * ld(w, j));
+    for (u32 j = 2u * half + tid; j < dh; j += WG_BLOCK) st(y, dst + j, ld(x, base + j) * inv * ld(w, j));
+}
+
+WG_KERNEL void rms_norm_rope(const T_X* x, const T_W* w, const u32* pos, const float* cos_t, const float* sin_t,
+                             T_Y* y, u32 h, u32 dh, u32 half, u32 max_pos, float eps, u32 wstride) {
+    u32 row = wg_bid_x();
+    u64 base = (u64)row * dh;
+    norm_rope_row(x, w + (u64)(row % h) * wstride, cos_t, sin_t, base, y, base, pos[row / h], dh, half, max_pos, eps);
+}
+
+WG_KERNEL void rms_norm_rope_kv(const T_X* x, const T_W* w, const u32* pos, const float* cos_t, const float* sin_t,
+                                const u32* slots, T_Y* q, T_KV* kp, T_KV* vp, u32 hq, u32 hkv, u32 dh, u32 half,
+                                u32 max_pos, float eps, u32 wstride, u32 rows) {
+    u32 heads = hq + 2u * hkv;
+    u32 row = wg_bid_x();
+    u32 t = row / heads, h = row % heads;
+    u64 base = (u64)row * dh;
+    if (h < hq) {
+        norm_rope_row(x, w + (u64)h * wstride, cos_t, sin_t, base, q, ((u64)t * hq + h) * dh, pos[t], dh, half,
+                      max_pos, eps);
+        return;
+    }
+    u32 slot = slots[t];
+    if (slot >= rows) return;  // the whole block: the slot is the token's
+    if (h < hq + hkv) {
+        u64 dst = ((u64)slot * hkv + (h - hq)) * dh;
+        norm_rope_row(x, w + (u64)h * wstride, cos_t, sin_t, base, kp, dst, pos[t], dh, half, max_pos, eps);
+        return;
+    }
+    u64 dst = ((u64)slot * hkv + (h - hq - hkv)) * dh;
+    for (u32 j = wg_tid(); j < dh; j += WG_BLOCK) st(vp, dst + j, ld(x, base + j));
 }

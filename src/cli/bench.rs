@@ -136,15 +136,22 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         e.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
         tok = e.choose(1, &mut sampler, None)?.token;
     }
-    // CPU cost of recording one step (synchronous loop, 16 steps)
-    let mut record_s = 0.0;
+    // CPU cost of recording one step and of submitting it, then the wait for its token (about the
+    // device's time for the step: it starts at the submit), in a synchronous loop of 16 steps
+    let (mut record_s, mut submit_s, mut wait_s) = (0.0, 0.0, 0.0);
     for _ in 0..16 {
         let tr = Instant::now();
         e.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
         record_s += tr.elapsed().as_secs_f64();
+        let ts = Instant::now();
+        e.dev.flush()?;
+        submit_s += ts.elapsed().as_secs_f64();
+        let tw = Instant::now();
         tok = e.choose(1, &mut sampler, None)?.token;
+        wait_s += tw.elapsed().as_secs_f64();
     }
-    let record_ms = 1e3 * record_s / 16.0;
+    let ms = |s: f64| 1e3 * s / 16.0;
+    let (record_ms, submit_ms, wait_ms) = (ms(record_s), ms(submit_s), ms(wait_s));
     // The timed decode is the engine's own generate loop (pipelined on wgpu).
     let mut first = None;
     let steps = e.generate(&prompt, a.decode + 1, &mut sampler, None, false, &mut |_| {
@@ -173,7 +180,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             .unwrap_or_default()
     );
     println!(
-        "  CPU time recording a decode step: {record_ms:.3} ms; {} dispatches/step",
+        "  CPU time recording a decode step: {record_ms:.3} ms, submitting it {submit_ms:.3} ms, then its token in {wait_ms:.3} ms; {} dispatches/step",
         dispatches_per_step(&e)
     );
     let mut prefill = Vec::new();
@@ -218,7 +225,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let out = json!({
         "model": label, "device": dev_name, "read_bandwidth_gbs": bw.map(|b| b / 1e9),
-        "decode": {"tokens_per_s": decode_tps, "cpu_record_ms": record_ms, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
+        "decode": {"tokens_per_s": decode_tps, "cpu_record_ms": record_ms, "cpu_submit_ms": submit_ms, "sync_wait_ms": wait_ms, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
         "prefill": prefill, "profile": prof,
     });
     if let Some(p) = &a.json {

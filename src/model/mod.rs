@@ -62,3 +62,19 @@ fn check_room(n_past: usize, t: usize, capacity: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// The MLP's tail: out = swiglu(gate_up) Wdownᵀ over the stacked projection's (gate, up) pairs, in
+/// one kernel (`SwiGluLinear`) where the device has it, else swiglu into `act`, then the linear.
+/// Both give the same bits a row on every backend that has the fused op (it reads the pairs through
+/// the swiglu kernel's formula), so the choice never depends on the batch.
+fn swiglu_down(dev: &dyn Backend, gate_up: &Tensor, act: &Tensor, down: &Tensor, out: &Tensor) -> Result<()> {
+    let op = crate::op::Op::SwiGluLinear;
+    if dev
+        .supports(&crate::op::OpDesc::of(&op, &[gate_up, down], &[out]))
+        .is_yes()
+    {
+        return dev.run(&op, &[gate_up, down], &[out]);
+    }
+    dev.run(&crate::op::Op::SwiGlu, &[gate_up], &[act])?;
+    dev.run(&crate::op::Op::Linear, &[act, down], &[out])
+}

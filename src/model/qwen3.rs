@@ -4,11 +4,11 @@
 use super::config::{Config, Dims};
 use super::load::{check_tensors, gate_up, kv_pair, stacked, Load, Loader};
 use super::paged::{Batch, BatchWorkspace, KvPools};
-use super::{check_room, Logits, Pass, Rope, Source};
+use super::{check_room, swiglu_down, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::op::{rope_inv_freq, Op};
+use crate::op::{rope_inv_freq, Op, OpDesc};
 use crate::tensor::Tensor;
 use crate::util::Rng;
 
@@ -331,14 +331,11 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
             pos: &pos,
             eps: c.rms_norm_eps,
         };
-        let q1 = match one.record(l, w, &ws.h, t, (hq, hkv, dh), dev)? {
-            Some((q1, k1, v0)) => {
-                // k and v into the cache rows n_past.. (the cache as a pool of one-row blocks)
-                let pool = |x: &Tensor| x.reshape(&[cache.capacity, 1, hkv, dh]);
-                let pools = [&pool(&cache.k[li])?, &pool(&cache.v[li])?];
-                dev.run(&Op::KvWrite, &[&k1, &v0, &pos], &pools)?;
-                q1
-            }
+        // k and v go into the cache rows n_past.. (the cache as a pool of one-row blocks)
+        let pool = |x: &Tensor| x.reshape(&[cache.capacity, 1, hkv, dh]);
+        let pools = [&pool(&cache.k[li])?, &pool(&cache.v[li])?];
+        let q1 = match one.record(l, w, &ws.h, t, (hq, hkv, dh), pools, &pos, dev)? {
+            Some(q1) => q1,
             None => {
                 dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
                 dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
@@ -374,8 +371,7 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
         // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ; h = rmsnorm(x) with the next layer's norm
         //    (the final norm after the last layer)
         dev.run(&Op::Linear, &[&ws.h, &l.gate_up], &[&ws.gate_up])?;
-        dev.run(&Op::SwiGlu, &[&ws.gate_up], &[&ws.act])?;
-        dev.run(&Op::Linear, &[&ws.act, &l.down], &[&ws.o])?;
+        swiglu_down(dev, &ws.gate_up, &ws.act, &l.down, &ws.o)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[x2, &ws.o, next_norm], &[x, &ws.h])?;
         (pass.hidden)(li + 1, dev, x)?;
@@ -394,8 +390,9 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
 }
 
 /// A one-token step's q, k and v through a layer's stacked weights: one linear for the three
-/// projections (into `qkv`), one norm + RoPE of the q and k heads together (into `qk`; a RoPE
-/// alone for Llama); the caller then writes k and v to its cache.
+/// projections (into `qkv`), then the q/k norm + RoPE with k and v written to the KV pools in one
+/// kernel (`RmsNormRopeKv`) where the device has it, else the norm + RoPE of the q and k heads
+/// together (into `qk`; a RoPE alone for Llama) and a `KvWrite`.
 struct QkOne<'a> {
     qkv: &'a Tensor,
     qk: &'a Tensor,
@@ -404,9 +401,9 @@ struct QkOne<'a> {
 }
 
 impl QkOne<'_> {
-    /// q [1, Hq, Dh] and k, v [1, Hkv, Dh] (views), or None (nothing recorded) for more tokens or
-    /// weights that are not stacked.
-    #[allow(clippy::type_complexity)]
+    /// q [1, Hq, Dh] (a view), k and v written to `pools` at `slots`; or None (nothing recorded)
+    /// for more tokens or weights that are not stacked.
+    #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
         l: &Layer,
@@ -414,8 +411,10 @@ impl QkOne<'_> {
         h: &Tensor,
         t: usize,
         (hq, hkv, dh): (usize, usize, usize),
+        pools: [&Tensor; 2],
+        slots: &Tensor,
         dev: &dyn Backend,
-    ) -> Result<Option<(Tensor, Tensor, Tensor)>> {
+    ) -> Result<Option<Tensor>> {
         let Some(qkv) = l
             .qkv
             .as_ref()
@@ -424,8 +423,21 @@ impl QkOne<'_> {
             return Ok(None);
         };
         dev.run(&Op::Linear, &[h, qkv], &[self.qkv])?;
-        let x = self.qkv.view(0, &[1, hq + hkv, dh])?;
         let (cos, sin) = (&w.rope.cos, &w.rope.sin);
+        let q = self.qk.view(0, &[1, hq, dh])?;
+        if let Some(wn) = &l.qk_norm {
+            let op = Op::RmsNormRopeKv {
+                eps: self.eps,
+                rotary_dim: dh,
+            };
+            let x = self.qkv.view(0, &[1, hq + 2 * hkv, dh])?;
+            let (ins, outs) = ([&x, wn, self.pos, cos, sin, slots], [&q, pools[0], pools[1]]);
+            if dev.supports(&OpDesc::of(&op, &ins, &outs)).is_yes() {
+                dev.run(&op, &ins, &outs)?;
+                return Ok(Some(q));
+            }
+        }
+        let x = self.qkv.view(0, &[1, hq + hkv, dh])?;
         match &l.qk_norm {
             Some(wn) => {
                 let op = Op::RmsNormRope {
@@ -437,11 +449,10 @@ impl QkOne<'_> {
             None => dev.run(&Op::Rope { rotary_dim: dh }, &[&x, self.pos, cos, sin], &[self.qk])?,
         }
         let (nq, nk) = (hq * dh, hkv * dh);
-        Ok(Some((
-            self.qk.view(0, &[1, hq, dh])?,
-            self.qk.view(nq, &[1, hkv, dh])?,
-            self.qkv.view(nq + nk, &[1, hkv, dh])?,
-        )))
+        let k1 = self.qk.view(nq, &[1, hkv, dh])?;
+        let v0 = self.qkv.view(nq + nk, &[1, hkv, dh])?;
+        dev.run(&Op::KvWrite, &[&k1, &v0, slots], &pools)?;
+        Ok(Some(q))
     }
 }
 
@@ -496,11 +507,9 @@ pub fn forward_paged(
             pos,
             eps: c.rms_norm_eps,
         };
-        let q = match one.record(l, w, &h, t, (hq, hkv, dh), dev)? {
-            Some((q1, k1, v0)) => {
-                dev.run(&Op::KvWrite, &[&k1, &v0, &b.slots], &[&pools.k[li], &pools.v[li]])?;
-                q1
-            }
+        let kv = [&pools.k[li], &pools.v[li]];
+        let q = match one.record(l, w, &h, t, (hq, hkv, dh), kv, &b.slots, dev)? {
+            Some(q1) => q1,
             None => {
                 dev.run(&Op::Linear, &[&h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
                 dev.run(&Op::Linear, &[&h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
@@ -532,8 +541,7 @@ pub fn forward_paged(
         dev.run(&add_norm, &[&x, &o, &l.post_norm], &[&x2, &h])?;
         // 6. MLP; h = the next layer's (or the final) norm of x
         dev.run(&Op::Linear, &[&h, &l.gate_up], &[&gu])?;
-        dev.run(&Op::SwiGlu, &[&gu], &[&act])?;
-        dev.run(&Op::Linear, &[&act, &l.down], &[&o])?;
+        swiglu_down(dev, &gu, &act, &l.down, &o)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[&x2, &o, next_norm], &[&x, &h])?;
     }

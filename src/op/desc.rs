@@ -65,6 +65,8 @@ impl OpDesc {
             }
             Op::Rope { .. } => (4, 1),
             Op::RmsNormRope { .. } => (5, 1),
+            Op::RmsNormRopeKv { .. } => (6, 3),
+            Op::SwiGluLinear => (2, 1),
             Op::AddRmsNorm { .. } => (3, 2),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
@@ -176,6 +178,22 @@ impl OpDesc {
                 if o[0].shape != [i[0].shape[0], i[1].shape[0]] {
                     return bad("y must be [M, N]".into());
                 }
+            }
+            Op::SwiGluLinear => {
+                // the composition: swiglu over the pairs (into f32), then linear
+                let (m, k2) = (
+                    i[0].shape.first().copied().unwrap_or(0),
+                    i[0].shape.get(1).copied().unwrap_or(0),
+                );
+                if i[0].shape.len() != 2 || k2 % 2 != 0 {
+                    return bad(format!(
+                        "x must be [M, 2K] (gate, up) pairs, got [{}]",
+                        shape_str(&i[0].shape)
+                    ));
+                }
+                let act = TensorDesc::new(DType::F32, &[m, k2 / 2]);
+                OpDesc::new(Op::SwiGlu, vec![i[0].clone()], vec![act.clone()]).check()?;
+                OpDesc::new(Op::Linear, vec![act, i[1].clone()], o.clone()).check()?;
             }
             Op::Rope { rotary_dim } => {
                 float(&i[0], "x")?;
@@ -479,6 +497,32 @@ impl OpDesc {
                 if o[0].shape != [t, hq, dh] {
                     return bad(format!("o must be [{t}, {hq}, {dh}], got [{}]", shape_str(&o[0].shape)));
                 }
+            }
+            Op::RmsNormRopeKv { eps, rotary_dim } => {
+                // the composition: RmsNormRope over the q and k heads, KvWrite of k and v
+                let (kp, hq) = (&o[1], o[0].shape.get(1).copied().unwrap_or(0));
+                let hkv = kp.shape.get(2).copied().unwrap_or(0);
+                let (t, dh) = (
+                    o[0].shape.first().copied().unwrap_or(0),
+                    kp.shape.get(3).copied().unwrap_or(0),
+                );
+                if i[0].shape != [t, hq + 2 * hkv, dh] || o[0].shape != [t, hq, dh] {
+                    return bad(format!(
+                        "x must be [T, Hq + 2 Hkv, Dh] and q [T, Hq, Dh] with the pools' Hkv {hkv} and Dh {dh}, got x [{}], q [{}]",
+                        shape_str(&i[0].shape),
+                        shape_str(&o[0].shape)
+                    ));
+                }
+                let heads = |h: usize| TensorDesc::new(i[0].dtype, &[t, h, dh]);
+                let nr = Op::RmsNormRope {
+                    eps: *eps,
+                    rotary_dim: *rotary_dim,
+                };
+                let mut ins = i[..5].to_vec();
+                ins[0] = heads(hq + hkv);
+                OpDesc::new(nr, ins, vec![TensorDesc::new(o[0].dtype, &[t, hq + hkv, dh])]).check()?;
+                let kv = vec![heads(hkv), heads(hkv), i[5].clone()];
+                OpDesc::new(Op::KvWrite, kv, o[1..].to_vec()).check()?;
             }
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;

@@ -32,12 +32,22 @@ pub enum Op {
     RmsNorm { eps: f32, unit_offset: bool },
     /// x [M, K], w [N, K] -> y [M, N] = x Wᵀ. M = 1 is decode (matvec), M > 1 prefill (GEMM).
     Linear,
+    /// The MLP's down projection over its swiglu, as one op: x [M, 2K] holding (gate, up) pairs
+    /// interleaved (as `SwiGlu`'s one-input form reads them), w [N, K] -> y [M, N]
+    /// = swiglu(x) Wᵀ. Tested against the composition swiglu (f32) -> linear.
+    SwiGluLinear,
     /// Fused residual add + RMSNorm: a [.., D], b [.., D], w `[D]` -> sum [.., D] = a + b (rounded to
     /// sum's dtype), y [.., D] = rms_norm(sum, w). Tested against the composition add -> rms_norm.
     AddRmsNorm { eps: f32, unit_offset: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
+    /// A stacked q/k/v projection's tail, as one op: x [T, Hq + 2 Hkv, Dh] (per token the q heads,
+    /// then the k heads, then the v heads), w `[Dh]` or [Hq + Hkv, Dh], pos `[T]`, cos, sin, slots
+    /// `[T]` (u32) -> q [T, Hq, Dh], k_pool, v_pool [NB, BS, Hkv, Dh] (in-out). The q and k heads
+    /// are `RmsNormRope` of x's first Hq + Hkv heads; k and the v heads are then written to the
+    /// pools as `KvWrite` at `slots` (rounded to the pool's dtype). Tested against that composition.
+    RmsNormRopeKv { eps: f32, rotary_dim: usize },
     /// x [T, H, Dh], pos `[T]` (u32), cos [P, R/2] (f32), sin [P, R/2] (f32) -> y [T, H, Dh].
     /// NeoX rotate-half on the first R = `rotary_dim` dims (pairs i, i + R/2); the rest pass through.
     /// Tables come from `rope_tables` (f64 on the host), so theta lives in the tables.
@@ -199,7 +209,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 29] = [
+pub const OP_NAMES: [&str; 31] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -229,6 +239,8 @@ pub const OP_NAMES: [&str; 29] = [
     "causal_conv1d_batch",
     "gdn_batch",
     "sample",
+    "rms_norm_rope_kv",
+    "swiglu_linear",
 ];
 
 impl Op {
@@ -238,8 +250,10 @@ impl Op {
             Op::EmbeddingShard { .. } => "embedding_shard",
             Op::RmsNorm { .. } => "rms_norm",
             Op::RmsNormRope { .. } => "rms_norm_rope",
+            Op::RmsNormRopeKv { .. } => "rms_norm_rope_kv",
             Op::AddRmsNorm { .. } => "add_rms_norm",
             Op::Linear => "linear",
+            Op::SwiGluLinear => "swiglu_linear",
             Op::Rope { .. } => "rope",
             Op::Attention { .. } => "attention",
             Op::SwiGlu => "swiglu",

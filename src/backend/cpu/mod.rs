@@ -249,33 +249,43 @@ impl Backend for CpuBackend {
                 self.put(o[1], &rms_norm(&stored, &self.f32s(i[2])?, d, *eps, *unit_offset))
             }
             Op::RmsNormRope { eps, rotary_dim } => {
-                // the composition of the two reference ops, in f32 between them
                 let s = &i[0].shape;
-                let (x, w) = (self.f32s(i[0])?, self.f32s(i[1])?);
-                let normed = if i[1].shape.len() == 2 {
-                    // a weight row a head: each head row normed with its own
-                    let d = s[2];
-                    let rows = x.chunks(d).enumerate();
-                    rows.flat_map(|(r, row)| rms_norm(row, &w[(r % s[1]) * d..][..d], d, *eps, false))
-                        .collect()
-                } else {
-                    rms_norm(&x, &w, s[2], *eps, false)
-                };
-                let y = rope(
-                    &normed,
-                    &self.u32s(i[2])?,
-                    &self.f32s(i[3])?,
-                    &self.f32s(i[4])?,
-                    s[0],
-                    s[1],
-                    s[2],
-                    *rotary_dim,
-                )?;
+                let y = self.norm_rope(&self.f32s(i[0])?, [s[0], s[1], s[2]], &i[1..5], *eps, *rotary_dim)?;
                 self.put(o[0], &y)
+            }
+            Op::RmsNormRopeKv { eps, rotary_dim } => {
+                // the composition: RmsNormRope of the q and k heads, then KvWrite of k and v
+                let (t, hq, dh) = (o[0].shape[0], o[0].shape[1], o[0].shape[2]);
+                let hkv = o[1].shape[2];
+                let x = self.f32s(i[0])?;
+                let per = (hq + 2 * hkv) * dh;
+                let head = |lo: usize, hi: usize| -> Vec<f32> {
+                    x.chunks(per).flat_map(|r| r[lo * dh..hi * dh].to_vec()).collect()
+                };
+                let y = self.norm_rope(&head(0, hq + hkv), [t, hq + hkv, dh], &i[1..5], *eps, *rotary_dim)?;
+                let qk = y.chunks((hq + hkv) * dh);
+                let q: Vec<f32> = qk.clone().flat_map(|r| r[..hq * dh].to_vec()).collect();
+                let k: Vec<f32> = qk.flat_map(|r| r[hq * dh..].to_vec()).collect();
+                self.put(o[0], &q)?;
+                let (rows, row) = (o[1].shape[0] * o[1].shape[1], hkv * dh);
+                let slots = self.u32s(i[5])?;
+                crate::op::check_slots(op.name(), &slots, rows)?;
+                for (x, pool) in [(k, o[1]), (head(hq + hkv, hq + 2 * hkv), o[2])] {
+                    self.with_bytes_mut(pool, |bytes| kv_write(bytes, pool.dtype, row, &x, &slots))?;
+                }
+                Ok(())
             }
             Op::Linear => {
                 let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
                 let y = linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n);
+                self.put(o[0], &y)
+            }
+            Op::SwiGluLinear => {
+                // the composition: swiglu over the (gate, up) pairs in f32, then linear
+                let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
+                let x = self.f32s(i[0])?;
+                let (g, u): (Vec<f32>, Vec<f32>) = x.chunks(2).map(|p| (p[0], p[1])).unzip();
+                let y = linear(&swiglu(&g, &u), &self.f32s(i[1])?, m, k, n);
                 self.put(o[0], &y)
             }
             Op::Rope { rotary_dim } => {
@@ -473,5 +483,23 @@ impl Backend for CpuBackend {
 
     fn flush(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+impl CpuBackend {
+    /// RmsNormRope's reference: x [T, H, Dh] (f32) with w, pos, cos, sin (`ins`), the composition
+    /// of the two reference ops in f32 between them.
+    fn norm_rope(&self, x: &[f32], [t, h, d]: [usize; 3], ins: &[&Tensor], eps: f32, rot: usize) -> Result<Vec<f32>> {
+        let w = self.f32s(ins[0])?;
+        let normed = if ins[0].shape.len() == 2 {
+            // a weight row a head: each head row normed with its own
+            let rows = x.chunks(d).enumerate();
+            rows.flat_map(|(r, row)| rms_norm(row, &w[(r % h) * d..][..d], d, eps, false))
+                .collect()
+        } else {
+            rms_norm(x, &w, d, eps, false)
+        };
+        let (pos, cos, sin) = (self.u32s(ins[1])?, self.f32s(ins[2])?, self.f32s(ins[3])?);
+        rope(&normed, &pos, &cos, &sin, t, h, d, rot)
     }
 }

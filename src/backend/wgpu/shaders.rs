@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 61] = [
+pub const FILES: [(&str, &str); 63] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -122,6 +122,14 @@ pub const FILES: [(&str, &str); 61] = [
     (
         "rms_norm_rope.wgsl",
         include_str!("../../../shaders/rms_norm_rope.wgsl"),
+    ),
+    (
+        "rms_norm_rope_kv.wgsl",
+        include_str!("../../../shaders/rms_norm_rope_kv.wgsl"),
+    ),
+    (
+        "rms_norm_rope_row.wgsl",
+        include_str!("../../../shaders/rms_norm_rope_row.wgsl"),
     ),
     (
         "rms_norm_rows.wgsl",

@@ -300,8 +300,7 @@ pub fn forward_paged(
         //    next layer's (or the final) norm of x
         dev.run(&add_norm, &[&x, &mix, &l.post_norm], &[&x2, &h])?;
         dev.run(&Op::Linear, &[&h, &l.gate_up], &[&gate_up])?;
-        dev.run(&Op::SwiGlu, &[&gate_up], &[&act])?;
-        dev.run(&Op::Linear, &[&act, &l.down], &[&mix])?;
+        crate::model::swiglu_down(dev, &gate_up, &act, &l.down, &mix)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[&x2, &mix, next_norm], &[&x, &h])?;
     }

@@ -121,3 +121,33 @@ pub fn quant_cases() -> Vec<Case> {
     }
     v
 }
+
+/// swiglu_linear (the down projection over its swiglu): x [M, 2K] (gate, up) pairs in f32, w in
+/// every float dtype; decode and prefill M, odd K (the K tail), Qwen3-0.6B's down projection.
+pub fn swiglu_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for (m, k, n) in [(1, 3072, 1024), (1, 7, 5), (3, 257, 33), (33, 512, 130), (70, 96, 11)] {
+        for w in FLOATS {
+            let tag = format!("w{w}-yf32,N{n}");
+            let s = seed(&format!("swlin{tag}{m}{k}"));
+            v.push(Case::new(
+                "swiglu_linear",
+                &tag,
+                Op::SwiGluLinear,
+                vec![
+                    input(DType::F32, &[m, 2 * k], Init::Normal { seed: s, std: 1.5 }),
+                    input(
+                        w,
+                        &[n, k],
+                        Init::Normal {
+                            seed: s ^ 7,
+                            std: 1.0 / (k as f32).sqrt(),
+                        },
+                    ),
+                ],
+                vec![TensorDesc::new(DType::F32, &[m, n])],
+            ));
+        }
+    }
+    v
+}

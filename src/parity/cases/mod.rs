@@ -14,6 +14,7 @@ mod penalties;
 mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
+mod rms_norm_rope_kv;
 mod rope;
 mod sample;
 
@@ -26,8 +27,10 @@ pub fn all() -> Vec<Case> {
     v.extend(rms_norm::cases());
     v.extend(rms_norm::norm_rope_cases());
     v.extend(rms_norm::add_norm_cases());
+    v.extend(rms_norm_rope_kv::cases());
     v.extend(linear::cases());
     v.extend(linear::quant_cases());
+    v.extend(linear::swiglu_cases());
     v.extend(embedding::quant_cases());
     v.extend(rope::cases());
     v.extend(attention::cases());

@@ -77,6 +77,9 @@ pub fn supports(desc: &OpDesc) -> Support {
             }
             Support::Yes
         }
+        Op::SwiGluLinear => Support::No(
+            "no fused hip/ kernel for swiglu into the down projection yet: run swiglu and linear apart".into(),
+        ),
         Op::Linear => {
             let m = i[0].shape[0];
             if m.div_ceil(GEMM_TILE) > 65535 {
@@ -93,6 +96,7 @@ pub fn supports(desc: &OpDesc) -> Support {
         Op::RmsNorm { .. }
         | Op::AddRmsNorm { .. }
         | Op::RmsNormRope { .. }
+        | Op::RmsNormRopeKv { .. }
         | Op::Rope { .. }
         | Op::SwiGlu
         | Op::Add
@@ -212,6 +216,33 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ],
             )
         }
+        Op::RmsNormRopeKv { eps, rotary_dim } => {
+            let (t, hq, dh) = (o[0].shape[0], o[0].shape[1], o[0].shape[2]);
+            let p = &o[1].shape;
+            one(
+                module(
+                    "rms_norm_rope.hip",
+                    &[
+                        ("T_X", i[0].dtype),
+                        ("T_W", i[1].dtype),
+                        ("T_Y", o[0].dtype),
+                        ("T_KV", o[1].dtype),
+                    ],
+                ),
+                "rms_norm_rope_kv",
+                (u(t * (hq + 2 * p[2])), 1),
+                &[
+                    Arg::U32(u(hq)),
+                    Arg::U32(u(p[2])),
+                    Arg::U32(u(dh)),
+                    Arg::U32(u(rotary_dim / 2)),
+                    Arg::U32(u(i[3].shape[0])),
+                    Arg::F32(*eps),
+                    Arg::U32(if i[1].shape.len() == 2 { u(dh) } else { 0 }),
+                    Arg::U32(u(p[0] * p[1])),
+                ],
+            )
+        }
         Op::Rope { rotary_dim } => {
             let s = &i[0].shape;
             one(
@@ -226,6 +257,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ],
             )
         }
+        Op::SwiGluLinear => unreachable!("swiglu_linear is refused by supports on the native backends"),
         Op::Linear => {
             let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
             let args = &[Arg::U32(u(m)), Arg::U32(u(n)), Arg::U32(u(k))];

@@ -94,7 +94,7 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
         odd += &format!("let wl{r} = ld_w(min(n0 + {r}u, p.n - 1u) * p.k + kl);\n");
     }
     for (r, i) in accs() {
-        odd += &format!("a{r}_{i} += ld_x(min(m0 + {i}u, p.m - 1u) * p.k + kl) * wl{r};\n");
+        odd += &format!("a{r}_{i} += x_one(min(m0 + {i}u, p.m - 1u) * p.k + kl) * wl{r};\n");
     }
     let mut to_red = String::new();
     for (r, i) in accs() {

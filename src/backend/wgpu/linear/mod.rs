@@ -63,6 +63,19 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     Support::Yes
 }
 
+/// swiglu_linear: the matvec with x read as swiglu of (gate, up) f32 pairs (X_KIND 3), for float
+/// weights.
+pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let (x, w) = (&desc.inputs[0], &desc.inputs[1]);
+    if x.dtype != DType::F32 || w.dtype.is_quant() {
+        return Support::No(format!(
+            "the fused kernel reads f32 (gate, up) pairs and float weights, got x {} and w {}",
+            x.dtype, w.dtype
+        ));
+    }
+    supports(b, desc)
+}
+
 /// The kernel for an M x K x N problem on `b`: the matvec for every M. A row of y is then the same
 /// bits whatever M is (the kernel's per-row order of sums does not depend on how many x rows a
 /// workgroup holds): the serving engine packs the tokens of many sequences into one linear, and a
@@ -114,17 +127,19 @@ fn fits(b: &WgpuBackend, plan: Plan) -> bool {
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::Linear = op else {
-        unreachable!("linear::record got {}", op.name())
+    let swiglu = match op {
+        Op::Linear => false,
+        Op::SwiGluLinear => true,
+        _ => unreachable!("linear::record got {}", op.name()),
     };
-    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
     if i[1].dtype.is_quant() {
         return super::quant::record_linear(b, i, o);
     }
     if m == 0 || n == 0 {
         return Ok(());
     }
-    launch(b, plan(b, m, k, n), i, o)
+    launch(b, plan(b, m, k, n), i, o, swiglu)
 }
 
 fn plan_sg(plan: Plan) -> bool {
@@ -132,8 +147,9 @@ fn plan_sg(plan: Plan) -> bool {
     sg
 }
 
-fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+/// One linear; with `swiglu`, x is [M, 2K] (gate, up) pairs read through swiglu (X_KIND 3).
+fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: bool) -> Result<()> {
+    let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
     for t in [i[0], i[1], o[0]] {
         if t.offset + t.numel() + 1 > u32::MAX as usize {
             return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
@@ -145,7 +161,7 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
         .iter()
         .all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
     let mut consts = vec![
-        ("X_KIND", format!("{}u", kind(i[0].dtype))),
+        ("X_KIND", format!("{}u", if swiglu { 3 } else { kind(i[0].dtype) })),
         ("W_KIND", format!("{}u", kind(i[1].dtype))),
         ("ALIGNED", aligned.to_string()),
     ];
@@ -165,7 +181,12 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
     let key = KernelKey {
         entry,
         bindings,
-        variant: format!("{}{}", plan.variant(), if aligned { "a" } else { "" }),
+        variant: format!(
+            "{}{}{}",
+            plan.variant(),
+            if aligned { "a" } else { "" },
+            if swiglu { "sw" } else { "" }
+        ),
     };
     let p = Params {
         offs: [0; 8],

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 fn secs_per_op(b: &WgpuBackend, plan: Plan, x: &Tensor, ws: &[Tensor], y: &Tensor, iters: usize) -> Result<f64> {
     for i in 0..iters {
-        launch(b, plan, &[x, &ws[i % ws.len()]], &[y])?;
+        launch(b, plan, &[x, &ws[i % ws.len()]], &[y], false)?;
     }
     let t = Instant::now();
     b.wait()?;

@@ -1,0 +1,76 @@
+//! rms_norm_rope_kv: a stacked q/k/v projection's tail (q and k heads normed and rotated, k and v
+//! written to KV pools at scattered slots), against the CPU's composition rms_norm_rope -> kv_write.
+//! Pools in every KV dtype, NaN in the blocks no slot touches, a shared and a per-head weight.
+use super::{seed, DType, FLOATS};
+use crate::op::{rope_tables, Op, TensorDesc};
+use crate::parity::case::{input, Case, Init};
+use crate::util::Rng;
+
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for kv in FLOATS {
+        // (T, Hq, Hkv, Dh, rotary dims, x dtype, a weight row a head): Qwen3-0.6B's decode step
+        // first, then prefill chunks with odd counts
+        for (t, hq, hkv, dh, rot, x, per_head) in [
+            (1, 16, 8, 128, 128, DType::F32, true),
+            (3, 4, 2, 64, 64, DType::F32, false),
+            (5, 8, 1, 256, 64, DType::F32, true),
+            (2, 6, 3, 64, 32, kv, false),
+        ] {
+            let tag = format!(
+                "kv{kv},x{x},Hq{hq},Hkv{hkv},rot{rot}{}",
+                if per_head { ",w-per-head" } else { "" }
+            );
+            let s = seed(&format!("nrkv{tag}{t}{dh}"));
+            let mut r = Rng::new(s ^ 7);
+            let wn = if per_head { (hq + hkv) * dh } else { dh };
+            let w: Vec<f32> = (0..wn).map(|_| (1.0 + 0.3 * r.normal()) as f32).collect();
+            let wshape = if per_head { vec![hq + hkv, dh] } else { vec![dh] };
+            let (nb, bs) = (3, 16);
+            let mut rows: Vec<u32> = (0..(nb * bs) as u32).collect();
+            for i in (1..rows.len()).rev() {
+                rows.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
+            }
+            let slots = rows[..t].to_vec();
+            let pos: Vec<u32> = (0..t as u32).map(|i| 5 + 37 * i).collect();
+            let (cos, sin) = rope_tables(1e6, rot, 512);
+            let n = nb * bs * hkv * dh;
+            let old = |seed: u64| {
+                let mut r = Rng::new(seed);
+                let v: Vec<f32> = (0..n)
+                    .map(|i| {
+                        if (i / (bs * hkv * dh)) % 2 == 1 {
+                            f32::NAN
+                        } else {
+                            r.normal() as f32
+                        }
+                    })
+                    .collect();
+                Init::Values(v)
+            };
+            let pool = TensorDesc::new(kv, &[nb, bs, hkv, dh]);
+            v.push(
+                Case::new(
+                    "rms_norm_rope_kv",
+                    &tag,
+                    Op::RmsNormRopeKv {
+                        eps: 1e-6,
+                        rotary_dim: rot,
+                    },
+                    vec![
+                        input(x, &[t, hq + 2 * hkv, dh], Init::Normal { seed: s, std: 2.0 }),
+                        input(if x == DType::F32 { DType::BF16 } else { x }, &wshape, Init::Values(w)),
+                        input(DType::U32, &[t], Init::U32s(pos)),
+                        input(DType::F32, &[512, rot / 2], Init::Values(cos)),
+                        input(DType::F32, &[512, rot / 2], Init::Values(sin)),
+                        input(DType::U32, &[t], Init::U32s(slots)),
+                    ],
+                    vec![TensorDesc::new(x, &[t, hq, dh]), pool.clone(), pool],
+                )
+                .with_out_init(1, old(s + 3))
+                .with_out_init(2, old(s + 4)),
+            );
+        }
+    }
+    v
+}
