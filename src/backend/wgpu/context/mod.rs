@@ -5,6 +5,8 @@
 mod adapter;
 mod buffers;
 mod pipelines;
+#[cfg(test)]
+pub(crate) use pipelines::kernel_source_with;
 mod recorder;
 
 pub use recorder::Readback;

@@ -7,9 +7,14 @@
 //!   a pair of elements (one word of a 16-bit W) per row and step, U steps a trip, and reduce with
 //!   subgroup shuffles (`sg` variant, where the adapter has subgroups) or a workgroup-memory tree.
 //!
+//! * `linear_coop` (shaders/linear_coop.wgsl, coop.rs), a prototype not picked by `plan` yet:
+//!   tensor-core tiles (cooperative matrices, where the adapter has them) for 16-bit W and f32 x
+//!   and y, x split into f16 hi + lo; rows independent of M too.
+//!
 //! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
 //! Any element offsets and any M, N, K are handled (16-bit rows of odd K start mid-word).
 mod body;
+mod coop;
 #[cfg(test)]
 mod sweep;
 #[cfg(test)]
@@ -109,8 +114,12 @@ fn stride(b: &WgpuBackend, wg: u32, sg: bool) -> u32 {
 
 /// Whether `plan`'s accumulators and workgroup memory fit the adapter.
 fn fits(b: &WgpuBackend, plan: Plan) -> bool {
-    let Plan::Matvec { wg, r, mr, sg, .. } = plan;
-    r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
+    match plan {
+        Plan::Matvec { wg, r, mr, sg, .. } => {
+            r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
+        }
+        Plan::Coop(c) => coop::fits(b, c),
+    }
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -127,17 +136,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     launch(b, plan(b, m, k, n), i, o)
 }
 
-fn plan_sg(plan: Plan) -> bool {
-    let Plan::Matvec { sg, .. } = plan;
-    sg
-}
-
 fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
     for t in [i[0], i[1], o[0]] {
         if t.offset + t.numel() + 1 > u32::MAX as usize {
             return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
         }
+    }
+    if let Plan::Coop(c) = plan {
+        return launch_coop(b, c, i, o);
     }
     let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
@@ -150,14 +157,15 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
         ("ALIGNED", aligned.to_string()),
     ];
     let (entry, body, groups) = match plan {
-        Plan::Matvec { wg, r, mr, u, .. } => {
+        Plan::Matvec { wg, r, mr, u, sg } => {
             assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
-            let s = stride(b, wg, plan_sg(plan));
+            let s = stride(b, wg, sg);
             consts
                 .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
             let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
-            ("matvec", body(b, plan), groups)
+            ("matvec", body(b, plan, aligned), groups)
         }
+        Plan::Coop(_) => unreachable!(),
     };
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
@@ -177,6 +185,41 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor]) -> Result<(
     b.dispatch(
         &key,
         body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[i[0], i[1], o[0]],
+        grid(groups as u32),
+    )
+}
+
+/// `launch` of a coop plan: f32 x and y, f16 or bf16 W, an adapter with cooperative matrices.
+fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    let (xd, wd, yd) = (i[0].dtype, i[1].dtype, o[0].dtype);
+    if xd != DType::F32 || yd != DType::F32 || !matches!(wd, DType::F16 | DType::BF16) || !coop::fits(b, c) {
+        return Err(Error::Other(format!(
+            "linear: {} is for f32 x and y, 16-bit W on an adapter with cooperative matrices \
+             (got {xd}, {wd} -> {yd} on {})",
+            c.variant(),
+            b.name
+        )));
+    }
+    let aligned = coop::aligned(k, i[0].offset, i[1].offset);
+    let groups = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
+    if groups > u32::MAX as usize {
+        return Err(Error::Other(format!("linear: {groups} workgroups")));
+    }
+    let (key, consts) = coop::spec(c, wd, aligned);
+    let p = Params {
+        offs: [0; 8],
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        pad: 0,
+    };
+    b.dispatch(
+        &key,
+        body(b, Plan::Coop(c), aligned),
         &consts,
         bytemuck::bytes_of(&p),
         &[i[0], i[1], o[0]],
