@@ -10,7 +10,13 @@ use std::sync::{Mutex, OnceLock};
 /// A kernel and its shape parameters (each a different pipeline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Plan {
-    Matvec { wg: u32, r: u32, mr: u32, u: u32, sg: bool },
+    Matvec {
+        wg: u32,
+        r: u32,
+        mr: u32,
+        u: u32,
+        sg: bool,
+    },
     /// cooperative matrices (coop.rs; not picked by `plan` yet)
     Coop(Coop),
 }

@@ -46,11 +46,7 @@ impl Coop {
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
         let Coop { wn, tn, wm, tm, ks, bk } = *self;
-        wn * tn * wm * tm * ks > 0
-            && bk % 16 == 0
-            && (bk / 16) % ks == 0
-            && tm * tn <= 8
-            && self.nsg() * 32 <= 1024
+        wn * tn * wm * tm * ks > 0 && bk % 16 == 0 && (bk / 16) % ks == 0 && tm * tn <= 8 && self.nsg() * 32 <= 1024
     }
 }
 
@@ -70,7 +66,10 @@ pub(super) fn aligned(k: usize, x_off: usize, w_off: usize) -> bool {
 
 /// The kernel key and constants of `c` for W of dtype `wd` (x and y f32).
 pub(super) fn spec(c: Coop, wd: DType, aligned: bool) -> (KernelKey, Vec<(&'static str, String)>) {
-    assert!(c.valid() && matches!(wd, DType::F16 | DType::BF16), "linear coop: {c:?} {wd}");
+    assert!(
+        c.valid() && matches!(wd, DType::F16 | DType::BF16),
+        "linear coop: {c:?} {wd}"
+    );
     let bindings = if aligned {
         vec![read4("x", DType::F32), read4("w", wd), write("y", DType::F32)]
     } else {
@@ -160,10 +159,12 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
     for jj in 0..bk / 16 / ks {
         mma += &format!("{{\nlet kk = ({jj}u * KS + ks) * 16u;\n");
         for i in 0..tm {
-            mma += &format!("let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&xs[((wm * TM + {i}u) * 16u) * XS + kk], XS);\n");
+            mma +=
+                &format!("let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&xs[((wm * TM + {i}u) * 16u) * XS + kk], XS);\n");
         }
         for j in 0..tn {
-            mma += &format!("let b{j} = coopLoad<coop_mat16x16<f16, B>>(&ws[((wn * TN + {j}u) * 16u) * XS + kk], XS);\n");
+            mma +=
+                &format!("let b{j} = coopLoad<coop_mat16x16<f16, B>>(&ws[((wn * TN + {j}u) * 16u) * XS + kk], XS);\n");
         }
         for (i, j) in tiles() {
             mma += &format!("c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
@@ -213,12 +214,12 @@ pub(crate) const CANDIDATES: [Coop; 12] = [
     Coop::new(4, 2, 1, 1, 1, 64),  // BN 128, 4 subgroups, no K split
     Coop::new(2, 1, 1, 1, 1, 256), // BN 32, 2 subgroups, long steps
     // 16 .. 64 tokens
-    Coop::new(2, 2, 1, 2, 1, 64),  // BN 64, 16 tokens, 2 subgroups of 2x2
-    Coop::new(2, 2, 2, 2, 1, 32),  // BN 64, 32 tokens, 4 subgroups of 2x2
-    Coop::new(2, 4, 2, 2, 1, 32),  // BN 128, 32 tokens, 4 subgroups of 2x4
-    Coop::new(2, 2, 4, 2, 1, 32),  // BN 64, 64 tokens, 8 subgroups of 2x2
-    Coop::new(4, 2, 2, 4, 1, 32),  // BN 128, 64 tokens, 8 subgroups of 4x2
-    Coop::new(2, 4, 2, 2, 2, 32),  // BN 128, 32 tokens, 8 subgroups of 2x4, K over 2
+    Coop::new(2, 2, 1, 2, 1, 64), // BN 64, 16 tokens, 2 subgroups of 2x2
+    Coop::new(2, 2, 2, 2, 1, 32), // BN 64, 32 tokens, 4 subgroups of 2x2
+    Coop::new(2, 4, 2, 2, 1, 32), // BN 128, 32 tokens, 4 subgroups of 2x4
+    Coop::new(2, 2, 4, 2, 1, 32), // BN 64, 64 tokens, 8 subgroups of 2x2
+    Coop::new(4, 2, 2, 4, 1, 32), // BN 128, 64 tokens, 8 subgroups of 4x2
+    Coop::new(2, 4, 2, 2, 2, 32), // BN 128, 32 tokens, 8 subgroups of 2x4, K over 2
 ];
 
 /// `Plan::Coop` of every candidate.

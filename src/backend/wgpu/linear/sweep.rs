@@ -76,7 +76,14 @@ fn candidates(m: usize) -> Vec<Plan> {
 fn operands(m: usize, k: usize, n: usize, wd: DType) -> (Vec<u8>, Vec<u8>) {
     let seed = (m * 31 + k * 7 + n) as u64;
     let x = input(DType::F32, &[m, k], Init::Normal { seed, std: 1.0 });
-    let w = input(wd, &[n, k], Init::Normal { seed: seed + 1, std: 1.0 / (k as f32).sqrt() });
+    let w = input(
+        wd,
+        &[n, k],
+        Init::Normal {
+            seed: seed + 1,
+            std: 1.0 / (k as f32).sqrt(),
+        },
+    );
     (x.bytes(), w.bytes())
 }
 
@@ -113,7 +120,11 @@ fn device_operands(
     (xo, wo): (usize, usize),
     (x, w): (&[u8], &[u8]),
 ) -> (Tensor, Tensor, Tensor) {
-    let gx = b.alloc(DType::F32, &[xo + m * k + 4]).unwrap().view(xo, &[m, k]).unwrap();
+    let gx = b
+        .alloc(DType::F32, &[xo + m * k + 4])
+        .unwrap()
+        .view(xo, &[m, k])
+        .unwrap();
     let gw = b.alloc(wd, &[wo + n * k + 8]).unwrap().view(wo, &[n, k]).unwrap();
     b.upload(&gx, x).unwrap();
     b.upload(&gw, w).unwrap();
@@ -140,15 +151,19 @@ fn coop_checks(b: &WgpuBackend) -> Vec<String> {
     let (gx, gw, gy) = device_operands(b, (m, k, n, wd), (0, 0), (&xb, &wb));
     let y1 = b.alloc(DType::F32, &[1, n]).unwrap();
     let y17 = b.alloc(DType::F32, &[17, n]).unwrap();
-    let ragged: Vec<_> = [(19, 1003, 77, DType::BF16, 1, 3), (5, 40, 33, DType::F16, 0, 1), (33, 136, 130, DType::F16, 4, 8)]
-        .into_iter()
-        .map(|(m, k, n, wd, xo, wo)| {
-            let (xb, wb) = operands(m, k, n, wd);
-            let want = cpu_linear(m, k, n, wd, &xb, &wb);
-            let ops = device_operands(b, (m, k, n, wd), (xo, wo), (&xb, &wb));
-            (format!("M{m} K{k} N{n} w{wd} x+{xo} w+{wo}"), ops, want)
-        })
-        .collect();
+    let ragged: Vec<_> = [
+        (19, 1003, 77, DType::BF16, 1, 3),
+        (5, 40, 33, DType::F16, 0, 1),
+        (33, 136, 130, DType::F16, 4, 8),
+    ]
+    .into_iter()
+    .map(|(m, k, n, wd, xo, wo)| {
+        let (xb, wb) = operands(m, k, n, wd);
+        let want = cpu_linear(m, k, n, wd, &xb, &wb);
+        let ops = device_operands(b, (m, k, n, wd), (xo, wo), (&xb, &wb));
+        (format!("M{m} K{k} N{n} w{wd} x+{xo} w+{wo}"), ops, want)
+    })
+    .collect();
     println!("coop checks: references in {:.1} s", t0.elapsed().as_secs_f64());
     for c in coop::CANDIDATES.into_iter().filter(|&c| coop::fits(b, c)) {
         let plan = Plan::Coop(c);
@@ -191,7 +206,11 @@ fn coop_checks(b: &WgpuBackend) -> Vec<String> {
             Ok(g) => same &= bits(&g) == bits(&got[40 * n..57 * n]),
             Err(e) => fails.push(format!("{v}: M17: {e}")),
         }
-        line += if same { "; rows identical across M 1/17/64" } else { "; ROWS DIFFER ACROSS M" };
+        line += if same {
+            "; rows identical across M 1/17/64"
+        } else {
+            "; ROWS DIFFER ACROSS M"
+        };
         if !same {
             fails.push(format!("{v}: rows differ across M"));
         }
@@ -280,7 +299,11 @@ fn sweep() {
                 let flops = 2.0 * (m * k * n) as f64;
                 let chosen = plan(&b, m, k, n);
                 // (from 256 rows on only `plan`'s matvec: each takes milliseconds there)
-                let mut cands = if coop_only || m >= 256 { vec![chosen] } else { candidates(m) };
+                let mut cands = if coop_only || m >= 256 {
+                    vec![chosen]
+                } else {
+                    candidates(m)
+                };
                 if !cands.contains(&chosen) {
                     cands.push(chosen);
                 }

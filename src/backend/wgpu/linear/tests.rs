@@ -105,7 +105,12 @@ fn coop_kernels_compile_to_spirv() {
     let mut n = 0;
     for c in coop::CANDIDATES {
         assert!(c.valid(), "{c:?}");
-        assert!(c.shared_bytes() <= 48 << 10, "{}: {} bytes of workgroup memory", c.variant(), c.shared_bytes());
+        assert!(
+            c.shared_bytes() <= 48 << 10,
+            "{}: {} bytes of workgroup memory",
+            c.variant(),
+            c.shared_bytes()
+        );
         for wd in [DType::BF16, DType::F16] {
             for aligned in [true, false] {
                 let (key, consts) = coop::spec(c, wd, aligned);
