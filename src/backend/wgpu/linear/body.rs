@@ -33,7 +33,8 @@ impl Plan {
 /// in), built once per (source set, plan, aligned) and kept for the process (a handful of plans
 /// per model). `aligned` matters to the coop kernel only (its 16-byte loaders).
 pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool) -> &'static str {
-    static CACHE: OnceLock<Mutex<HashMap<(u64, Plan, bool), &'static str>>> = OnceLock::new();
+    type Bodies = HashMap<(u64, Plan, bool), &'static str>;
+    static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
     let aligned = aligned && matches!(plan, Plan::Coop(_));
     cache.entry((b.sources_id(), plan, aligned)).or_insert_with(|| {

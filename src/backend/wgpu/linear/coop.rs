@@ -3,7 +3,6 @@
 //! `linear::sweep` times it and checks it (accuracy, rows independent of M) on a GPU that has the
 //! feature, and `tests` compiles every candidate to SPIR-V through naga here.
 use super::body::fill;
-use super::Plan;
 use crate::backend::wgpu::kernel::{read, read4, write, KernelKey};
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
@@ -21,6 +20,7 @@ pub(crate) struct Coop {
 }
 
 impl Coop {
+    #[cfg(test)]
     pub const fn new(wn: u32, tn: u32, wm: u32, tm: u32, ks: u32, bk: u32) -> Self {
         Coop { wn, tn, wm, tm, ks, bk }
     }
@@ -205,6 +205,7 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
 /// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
+#[cfg(test)]
 pub(crate) const CANDIDATES: [Coop; 12] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
@@ -223,6 +224,7 @@ pub(crate) const CANDIDATES: [Coop; 12] = [
 ];
 
 /// `Plan::Coop` of every candidate.
-pub(crate) fn plans() -> Vec<Plan> {
-    CANDIDATES.iter().map(|&c| Plan::Coop(c)).collect()
+#[cfg(test)]
+pub(crate) fn plans() -> Vec<super::Plan> {
+    CANDIDATES.iter().map(|&c| super::Plan::Coop(c)).collect()
 }
