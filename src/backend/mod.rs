@@ -77,6 +77,13 @@ pub trait Backend: Send + Sync {
             ))),
         }
     }
+    /// Batch-invariant kernels on or off: on, an op gives a row the same bits whatever else is in
+    /// the batch (the serving engine turns it on); off, a device may take faster kernels whose order
+    /// of sums depends on the batch's size (the wgpu cooperative-matrix GEMM for a large M). A device
+    /// whose kernels are always batch-invariant ignores it.
+    fn set_batch_invariant(&self, on: bool) {
+        let _ = on;
+    }
     /// GPU timestamp profiling on or off (turning it off always succeeds).
     fn set_profiling(&self, on: bool) -> Result<()> {
         if on {

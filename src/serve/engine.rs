@@ -199,6 +199,8 @@ fn u32s(v: &[u32]) -> Vec<u8> {
 impl ServeEngine {
     /// The serving engine over a loaded model. Refuses a family without a batched forward by name.
     pub fn new(engine: Engine, opts: &ServeOptions) -> Result<ServeEngine> {
+        // a sequence's bits must not depend on what else is in its steps
+        engine.dev.set_batch_invariant(true);
         let c = &engine.cfg;
         let geo = KvGeometry::from_config(c, opts.kv_dtype, opts.block_size)?;
         let max_len = engine.max_ctx;

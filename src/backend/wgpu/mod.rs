@@ -185,6 +185,10 @@ impl Backend for WgpuBackend {
         }
     }
 
+    fn set_batch_invariant(&self, on: bool) {
+        self.batch_invariant.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn set_profiling(&self, on: bool) -> Result<()> {
         if WgpuBackend::set_profiling(self, on)? {
             Ok(())

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 63] = [
+pub const FILES: [(&str, &str); 64] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -76,6 +76,7 @@ pub const FILES: [(&str, &str); 63] = [
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
+    ("linear_coop.wgsl", include_str!("../../../shaders/linear_coop.wgsl")),
     ("matvec.wgsl", include_str!("../../../shaders/matvec.wgsl")),
     (
         "paged_attention.wgsl",

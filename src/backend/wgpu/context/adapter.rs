@@ -74,12 +74,36 @@ impl WgpuBackend {
                 want |= f;
             }
         }
+        // Cooperative matrices (linear_coop's tensor-core tiles) are experimental in wgpu: asked for
+        // only where the adapter has them with f16 16x16x16 products and f32 sums, and fixed
+        // 32-wide subgroups (the kernel's shape).
+        let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        if feats.contains(coop | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP)
+            && info.subgroup_min_size == 32
+            && info.subgroup_max_size == 32
+            && adapter.cooperative_matrix_properties().iter().any(|p| {
+                p.m_size == 16
+                    && p.n_size == 16
+                    && p.k_size == 16
+                    && p.ab_type == wgpu::CooperativeScalarType::F16
+                    && p.cr_type == wgpu::CooperativeScalarType::F32
+            })
+        {
+            want |= coop;
+        }
         let name = format!("wgpu/{}", slug(&info.name));
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some(&name),
             required_features: want,
             required_limits: limits.clone(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            // SAFETY: the one experimental feature asked for is cooperative matrices, used only by
+            // linear_coop (a prototype `plan` does not pick; linear::sweep checks it against the
+            // CPU reference on such a device).
+            experimental_features: if want.contains(coop) {
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            } else {
+                wgpu::ExperimentalFeatures::disabled()
+            },
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
@@ -104,7 +128,7 @@ impl WgpuBackend {
             subgroup_min: info.subgroup_min_size,
             subgroup_max: info.subgroup_max_size,
             timestamp_query: want.contains(wgpu::Features::TIMESTAMP_QUERY),
-            cooperative_matrix: feats.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+            cooperative_matrix: want.contains(coop),
             max_binding: limits.max_storage_buffer_binding_size,
             max_buffer: limits.max_buffer_size,
             max_workgroup_storage: limits.max_compute_workgroup_storage_size,
@@ -141,6 +165,7 @@ impl WgpuBackend {
             op_lock: Mutex::default(),
             errors,
             dispatches: Default::default(),
+            batch_invariant: Default::default(),
             last_submit: Default::default(),
         })
     }

@@ -27,8 +27,7 @@ impl WgpuBackend {
                 reason,
             });
         }
-        // naga 30 gates subgroup builtins on the device's capabilities; it rejects `enable subgroups;`
-        let src = kernel::generate_with(self.source("common.wgsl"), key, body, consts, &[]);
+        let src = self.kernel_source(key, body, consts);
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(&label),
@@ -101,6 +100,13 @@ impl WgpuBackend {
         Ok(p)
     }
 
+    /// The full WGSL of a kernel on this device's sources. naga 30 gates subgroup builtins on the
+    /// device's capabilities (it rejects `enable subgroups;`); a body's own leading `enable`
+    /// lines (f16, cooperative matrices: linear_coop) go first in the module.
+    pub(crate) fn kernel_source(&self, key: &KernelKey, body: &str, consts: &[(&str, String)]) -> String {
+        kernel_source_with(self.source("common.wgsl"), key, body, consts)
+    }
+
     /// Every kernel specialization this device has compiled so far, with its full WGSL.
     pub fn kernel_sources(&self) -> Vec<KernelSource> {
         let mut v: Vec<KernelSource> = (self.pipelines.lock().unwrap().iter())
@@ -113,4 +119,16 @@ impl WgpuBackend {
         v.sort_by(|a, b| a.label.cmp(&b.label));
         v
     }
+}
+
+/// `WgpuBackend::kernel_source` over `common` (the text of shaders/common.wgsl).
+pub(crate) fn kernel_source_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str, String)]) -> String {
+    let mut enables = vec![];
+    let mut rest = body;
+    while let Some(line) = rest.strip_prefix("enable ") {
+        let (e, tail) = line.split_once('\n').unwrap_or((line, ""));
+        enables.push(e.trim_end_matches(';').trim());
+        rest = tail;
+    }
+    kernel::generate_with(common, key, rest, consts, &enables)
 }

@@ -1,5 +1,7 @@
 //! The generated WGSL of a linear plan: shaders/linear.wgsl (Params and the pair loaders) then
-//! matvec.wgsl with its `//@` template lines unrolled for the plan's shape.
+//! matvec.wgsl with its `//@` template lines unrolled for the plan's shape; or linear_coop.wgsl
+//! with its own (coop.rs).
+use super::coop::{coop_body, Coop};
 use crate::backend::wgpu::shaders::select_sg;
 use crate::backend::wgpu::WgpuBackend;
 use std::collections::HashMap;
@@ -8,31 +10,46 @@ use std::sync::{Mutex, OnceLock};
 /// A kernel and its shape parameters (each a different pipeline).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Plan {
-    Matvec { wg: u32, r: u32, mr: u32, u: u32, sg: bool },
+    Matvec {
+        wg: u32,
+        r: u32,
+        mr: u32,
+        u: u32,
+        sg: bool,
+    },
+    /// cooperative matrices (coop.rs; not picked by `plan` yet)
+    Coop(Coop),
 }
 
 impl Plan {
     pub(super) fn variant(&self) -> String {
         match *self {
             Plan::Matvec { wg, r, mr, u, sg } => format!("wg{wg}r{r}m{mr}u{u}{}", if sg { "sg" } else { "" }),
+            Plan::Coop(c) => c.variant(),
         }
     }
 }
 /// The WGSL body of `plan` on `b`'s sources (shared prefix + kernel, generated lines filled
-/// in), built once per (source set, plan) and kept for the process (a handful of plans per model).
-pub(super) fn body(b: &WgpuBackend, plan: Plan) -> &'static str {
-    static CACHE: OnceLock<Mutex<HashMap<(u64, Plan), &'static str>>> = OnceLock::new();
+/// in), built once per (source set, plan, aligned) and kept for the process (a handful of plans
+/// per model). `aligned` matters to the coop kernel only (its 16-byte loaders).
+pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool) -> &'static str {
+    type Bodies = HashMap<(u64, Plan, bool), &'static str>;
+    static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
-    cache.entry((b.sources_id(), plan)).or_insert_with(|| {
+    let aligned = aligned && matches!(plan, Plan::Coop(_));
+    cache.entry((b.sources_id(), plan, aligned)).or_insert_with(|| {
         let src = match plan {
-            Plan::Matvec { r, mr, u, sg, .. } => matvec_body(b, r, mr, u, sg),
+            Plan::Matvec { r, mr, u, sg, .. } => {
+                format!("{}\n{}", b.source("linear.wgsl"), matvec_body(b, r, mr, u, sg))
+            }
+            Plan::Coop(c) => coop_body(b.source("linear_coop.wgsl"), c, aligned),
         };
-        Box::leak(format!("{}\n{src}", b.source("linear.wgsl")).into_boxed_str())
+        Box::leak(src.into_boxed_str())
     })
 }
 
 /// Replaces each line `//@name` of `src` with the code given for `name` (indented alike).
-fn fill(src: &str, parts: &[(&str, String)]) -> String {
+pub(super) fn fill(src: &str, parts: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(src.len() * 2);
     for line in src.lines() {
         let t = line.trim();

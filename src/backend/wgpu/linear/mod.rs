@@ -1,15 +1,23 @@
 //! linear: y[M, N] = x[M, K] · W[N, K]ᵀ for every float dtype of x, w and y (f32 accumulation).
 //!
-//! One kernel, prefixed with shaders/linear.wgsl (Params and the pair loaders), its inner loop
-//! unrolled into straight-line code by `matvec_body`:
-//! * `matvec` (shaders/matvec.wgsl), every M (see `plan`: rows independent of M): memory-bound on W. A
+//! Two kernels, prefixed with shaders/linear.wgsl (Params and the pair loaders), their inner loops
+//! unrolled into straight-line code (body.rs, coop.rs):
+//! * `matvec` (shaders/matvec.wgsl), every M where batch invariance is on (the serving engine) and
+//!   every M below `COOP_FROM` (see `plan`: rows independent of M): memory-bound on W. A
 //!   workgroup of WG threads owns R weight rows and MR x rows; its threads stride over K together
 //!   a pair of elements (one word of a 16-bit W) per row and step, U steps a trip, and reduce with
 //!   subgroup shuffles (`sg` variant, where the adapter has subgroups) or a workgroup-memory tree.
 //!
+//! * `linear_coop` (shaders/linear_coop.wgsl, coop.rs), from `COOP_FROM` rows with batch
+//!   invariance off: tensor-core tiles (cooperative matrices, where the adapter has them) for
+//!   16-bit W and f32 x and y, x split into f16 hi + lo. Its rows do not depend on M either, but
+//!   its order of sums is not the matvec's, so the switch at `COOP_FROM` would change a row's bits
+//!   with the batch: the serving engine turns batch invariance on (`Backend::set_batch_invariant`).
+//!
 //! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
 //! Any element offsets and any M, N, K are handled (16-bit rows of odd K start mid-word).
 mod body;
+mod coop;
 #[cfg(test)]
 mod sweep;
 #[cfg(test)]
@@ -23,6 +31,25 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
+
+/// From this many x rows on, where batch invariance is off and the adapter has cooperative matrices,
+/// a 16-bit-weight linear is the cooperative-matrix GEMM (coop.rs): x split into f16 hi + lo, f32
+/// sums, 5-8x the matvec's FLOP/s from M = 256 on the H200 and 2-7x at M = 64. Its order of sums
+/// differs from the matvec's, so a row's bits then depend on M: the serving engine keeps it off.
+const COOP_FROM: usize = 64;
+
+/// The GEMM's shape: 64 weight rows x 64 tokens a workgroup, 8 subgroups of 2x2 tiles, K in steps
+/// of 32 (the fastest on the H200 at M >= 64 of every model shape timed; every K-split-1 shape gives
+/// the same bits).
+const COOP_GEMM: coop::Coop = coop::Coop::new(2, 2, 4, 2, 1, 32);
+
+/// Whether a linear may take the cooperative-matrix GEMM on `b` (the weight and operand dtypes are
+/// checked by `coop_plan`).
+fn coop_allowed(b: &WgpuBackend) -> bool {
+    b.caps.cooperative_matrix
+        && !b.batch_invariant.load(std::sync::atomic::Ordering::Relaxed)
+        && coop::fits(b, COOP_GEMM)
+}
 
 /// Accumulators per thread in matvec (R * MR) at most: registers, not workgroup memory, bound it.
 const MATVEC_MAX_ACC: u32 = 128;
@@ -73,6 +100,12 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
             x.dtype, w.dtype
         ));
     }
+    // a large M with batch invariance off takes swiglu apart and then the cooperative-matrix GEMM
+    if desc.inputs[0].shape[0] >= COOP_FROM && coop_allowed(b) && coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype) {
+        return Support::No(format!(
+            "M >= {COOP_FROM} on cooperative matrices: swiglu, then the tensor-core GEMM (batch invariance is off)"
+        ));
+    }
     supports(b, desc)
 }
 
@@ -82,7 +115,10 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// sequence's result must not depend on its neighbours or on how its prompt was chunked. (A tiled
 /// GEMM summing in another order served M > 64 before; a tiled prefill kernel must keep this
 /// order.)
-fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize) -> Plan {
+fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize, gemm_dtypes: bool) -> Plan {
+    if gemm_dtypes && m >= COOP_FROM && coop_allowed(b) {
+        return Plan::Coop(COOP_GEMM);
+    }
     // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight
     // rows and x rows a workgroup (each weight pair loaded serves more rows)
     let t = b.tuning.float_matvec;
@@ -122,8 +158,12 @@ fn stride(b: &WgpuBackend, wg: u32, sg: bool) -> u32 {
 
 /// Whether `plan`'s accumulators and workgroup memory fit the adapter.
 fn fits(b: &WgpuBackend, plan: Plan) -> bool {
-    let Plan::Matvec { wg, r, mr, sg, .. } = plan;
-    r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
+    match plan {
+        Plan::Matvec { wg, r, mr, sg, .. } => {
+            r * mr <= MATVEC_MAX_ACC && (r * mr * stride(b, wg, sg) * 4) as u64 <= b.caps.max_workgroup_storage as u64
+        }
+        Plan::Coop(c) => coop::fits(b, c),
+    }
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
@@ -139,12 +179,13 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     if m == 0 || n == 0 {
         return Ok(());
     }
-    launch(b, plan(b, m, k, n), i, o, swiglu)
+    let gemm_dtypes = !swiglu && coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype);
+    launch(b, plan(b, m, k, n, gemm_dtypes), i, o, swiglu)
 }
 
-fn plan_sg(plan: Plan) -> bool {
-    let Plan::Matvec { sg, .. } = plan;
-    sg
+/// The operand dtypes the cooperative-matrix GEMM takes: f32 x and y, 16-bit weights.
+fn coop_dtypes(x: DType, w: DType, y: DType) -> bool {
+    x == DType::F32 && y == DType::F32 && matches!(w, DType::F16 | DType::BF16)
 }
 
 /// One linear; with `swiglu`, x is [M, 2K] (gate, up) pairs read through swiglu (X_KIND 3).
@@ -154,6 +195,10 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         if t.offset + t.numel() + 1 > u32::MAX as usize {
             return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
         }
+    }
+    if let Plan::Coop(c) = plan {
+        debug_assert!(!swiglu, "swiglu_linear stays on the matvec");
+        return launch_coop(b, c, i, o);
     }
     let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
@@ -166,14 +211,15 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         ("ALIGNED", aligned.to_string()),
     ];
     let (entry, body, groups) = match plan {
-        Plan::Matvec { wg, r, mr, u, .. } => {
+        Plan::Matvec { wg, r, mr, u, sg } => {
             assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
-            let s = stride(b, wg, plan_sg(plan));
+            let s = stride(b, wg, sg);
             consts
                 .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
             let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
-            ("matvec", body(b, plan), groups)
+            ("matvec", body(b, plan, aligned), groups)
         }
+        Plan::Coop(_) => unreachable!(),
     };
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
@@ -198,6 +244,41 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
     b.dispatch(
         &key,
         body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &[i[0], i[1], o[0]],
+        grid(groups as u32),
+    )
+}
+
+/// `launch` of a coop plan: f32 x and y, f16 or bf16 W, an adapter with cooperative matrices.
+fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    let (xd, wd, yd) = (i[0].dtype, i[1].dtype, o[0].dtype);
+    if xd != DType::F32 || yd != DType::F32 || !matches!(wd, DType::F16 | DType::BF16) || !coop::fits(b, c) {
+        return Err(Error::Other(format!(
+            "linear: {} is for f32 x and y, 16-bit W on an adapter with cooperative matrices \
+             (got {xd}, {wd} -> {yd} on {})",
+            c.variant(),
+            b.name
+        )));
+    }
+    let aligned = coop::aligned(k, i[0].offset, i[1].offset);
+    let groups = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
+    if groups > u32::MAX as usize {
+        return Err(Error::Other(format!("linear: {groups} workgroups")));
+    }
+    let (key, consts) = coop::spec(c, wd, aligned);
+    let p = Params {
+        offs: [0; 8],
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        pad: 0,
+    };
+    b.dispatch(
+        &key,
+        body(b, Plan::Coop(c), aligned),
         &consts,
         bytemuck::bytes_of(&p),
         &[i[0], i[1], o[0]],

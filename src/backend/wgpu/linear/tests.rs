@@ -94,3 +94,51 @@ fn forced_plans_match_cpu() {
         }
     }
 }
+
+/// Every coop candidate's full WGSL (both W dtypes, aligned and scalar loaders) through naga:
+/// parsed, validated and written as SPIR-V. No adapter here has cooperative matrices (lavapipe):
+/// this is what can be checked without one; linear::sweep runs them on a GPU that has them.
+#[test]
+fn coop_kernels_compile_to_spirv() {
+    use crate::backend::wgpu::context::kernel_source_with;
+    use crate::backend::wgpu::shaders::embedded;
+    let mut n = 0;
+    for c in coop::CANDIDATES {
+        assert!(c.valid(), "{c:?}");
+        assert!(
+            c.shared_bytes() <= 48 << 10,
+            "{}: {} bytes of workgroup memory",
+            c.variant(),
+            c.shared_bytes()
+        );
+        for wd in [DType::BF16, DType::F16] {
+            for aligned in [true, false] {
+                let (key, consts) = coop::spec(c, wd, aligned);
+                let body = coop::coop_body(embedded("linear_coop.wgsl"), c, aligned);
+                let src = kernel_source_with(embedded("common.wgsl"), &key, &body, &consts);
+                let label = key.label();
+                if let Ok(dir) = std::env::var("WGLLM_COOP_DUMP") {
+                    std::fs::write(format!("{dir}/{label}.wgsl"), &src).unwrap();
+                }
+                let module = naga::front::wgsl::parse_str(&src)
+                    .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
+                let info =
+                    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+                        .validate(&module)
+                        .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
+                let opts = naga::back::spv::Options {
+                    lang_version: (1, 6),
+                    ..Default::default()
+                };
+                let pipe = naga::back::spv::PipelineOptions {
+                    shader_stage: naga::ShaderStage::Compute,
+                    entry_point: "linear_coop".into(),
+                };
+                naga::back::spv::write_vec(&module, &info, &opts, Some(&pipe))
+                    .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+                n += 1;
+            }
+        }
+    }
+    assert_eq!(n, coop::CANDIDATES.len() * 4);
+}

@@ -1,0 +1,174 @@
+enable f16;
+enable wgpu_cooperative_matrix;
+// linear on cooperative matrices (tensor cores): y[M, N] = x[M, K] · W[N, K]ᵀ for f32 x and y and
+// 16-bit W (W_KIND 1 f16, 2 bf16), f16 16x16x16 products with f32 sums. linear/coop.rs fills in
+// the `//@` lines and the loaders.
+//
+// Accuracy: x is split into hi (x cut to f16's 11 significant bits) and lo = f16(x - hi);
+// token t's hi is A-tile row 2t and its lo row 2t + 1, so one product serves both and y = C[2t] + C[2t + 1] (in that order). W is
+// exact in f16 (bf16 in f16's normal range). x's error is then |x|·2^-21 or less, plus 2^-25
+// absolute where lo falls below f16's normal range. hi is clamped to ±65504 (f16's largest), so
+// 65504 < |x| < 131024 keeps the excess in lo (2^-11 of the excess); a larger finite |x| makes lo
+// infinite and y ±inf or NaN; NaN or ±inf in x gives NaN or ±inf as the f32 product would.
+//
+// Shape: a workgroup owns BN = WN·TN·16 weight rows (outputs n0..) and TOK = WM·TM·8 tokens
+// (BMT = 2·TOK tile rows); it is NSG = WN·WM·KS subgroups of 32, subgroup sg being
+// (ks, wn, wm) = (sg % KS, sg / KS % WN, sg / (KS·WN)); each holds TM x TN accumulator tiles.
+// K is walked in steps of BK: the step's W and x go from registers (loaded the step before,
+// 16 bytes a lane where aligned) to workgroup memory as f16 (rows XS apart), then each subgroup
+// multiplies the 16-wide K slices of the step that are its own: slice g (k in 16g..16g+15) is
+// K-group g % KS's, and a K-group takes its slices in increasing g. At the end the KS partial
+// tiles are added in K-group order. So an output's order of sums depends on K and KS alone:
+// never on M, N, the row's place in a tile, BN, BMT or BK (plans of the same KS give the same
+// bits). Rows past M and columns past N are zeros, never stored; K's tail is zeros.
+//
+//   //@decl     var c{tm}_{tn} (accumulators), var wv{j} / xv{j} (the next step's loads)
+//   //@load     wv{j} = load_w(lid + j·NT, n0, k0); xv{j} = load_x(...)
+//   //@stage    stage_w(lid + j·NT, wv{j}); stage_x(...)
+//   //@mma      this subgroup's slices of the step: A, B fragments, TM·TN products
+//   //@store    each tile through this subgroup's scratch to `finish`
+// Generated before this file: ld_w8(n, k) (8 weights of row n from k, two to a word, raw bits)
+// and ld_x4(m, k) (4 x of row m, raw bits), zeros past K / N / M.
+
+struct Params {
+    offs: array<vec4<u32>, 2>,
+    m: u32,
+    n: u32,
+    k: u32,
+    _pad0: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+
+const BN = WN * TN * 16u;
+const BMT = WM * TM * 16u;
+const TOK = BMT / 2u;
+const NT = NSG * 32u;
+const XS = BK + 8u;
+const WV = BN * BK / 8u; // 16-byte W loads a step
+const XV = TOK * BK / 4u; // 16-byte x loads a step
+
+var<workgroup> ws: array<f16, BN * XS>;
+var<workgroup> xs: array<f16, BMT * XS>;
+var<workgroup> red: array<f32, NSG * 256u>;
+
+fn load_w(i: u32, n0: u32, k0: u32) -> vec4<u32> {
+    if (i >= WV) {
+        return vec4<u32>();
+    }
+    return ld_w8(n0 + i / (BK / 8u), k0 + (i % (BK / 8u)) * 8u);
+}
+
+fn load_x(i: u32, m0: u32, k0: u32) -> vec4<u32> {
+    if (i >= XV) {
+        return vec4<u32>();
+    }
+    return ld_x4(m0 + i / (BK / 4u), k0 + (i % (BK / 4u)) * 4u);
+}
+
+fn half2(bits: u32) -> vec2<f16> {
+    if (W_KIND == 1u) {
+        return vec2<f16>(unpack2x16float(bits)); // exact: f16 -> f32 -> f16
+    }
+    return vec2<f16>(vec2<f32>(bitcast<f32>(bits << 16u), bitcast<f32>(bits & 0xffff0000u)));
+}
+
+fn stage_w(i: u32, v: vec4<u32>) {
+    if (i >= WV) {
+        return;
+    }
+    let at = (i / (BK / 8u)) * XS + (i % (BK / 8u)) * 8u;
+    let a = half2(v.x);
+    let b = half2(v.y);
+    let c = half2(v.z);
+    let d = half2(v.w);
+    ws[at] = a.x;
+    ws[at + 1u] = a.y;
+    ws[at + 2u] = b.x;
+    ws[at + 3u] = b.y;
+    ws[at + 4u] = c.x;
+    ws[at + 5u] = c.y;
+    ws[at + 6u] = d.x;
+    ws[at + 7u] = d.y;
+}
+
+// hi and lo of x (see the top)
+// hi keeps x's sign, exponent and top ten mantissa bits (an f16 value in f16's normal range, cut in
+// the integer domain); lo = x - hi is exact in f32 and rounds to f16 with 11 more bits. A compiler
+// that keeps f16(x) at f32 precision cannot fold this away (rounding through f16(x) or
+// pack2x16float left lo at zero on the H200: the error of hi alone)
+fn split(bits: u32) -> vec2<f16> {
+    let x = bitcast<f32>(bits);
+    let h = bitcast<f32>(bitcast<u32>(clamp(x, -65504.0, 65504.0)) & 0xffffe000u);
+    return vec2<f16>(f16(h), f16(x - h));
+}
+
+fn stage_x(i: u32, v: vec4<u32>) {
+    if (i >= XV) {
+        return;
+    }
+    let at = (i / (BK / 4u)) * 2u * XS + (i % (BK / 4u)) * 4u;
+    let a = split(v.x);
+    let b = split(v.y);
+    let c = split(v.z);
+    let d = split(v.w);
+    xs[at] = a.x;
+    xs[at + 1u] = b.x;
+    xs[at + 2u] = c.x;
+    xs[at + 3u] = d.x;
+    xs[at + XS] = a.y;
+    xs[at + XS + 1u] = b.y;
+    xs[at + XS + 2u] = c.y;
+    xs[at + XS + 3u] = d.y;
+}
+
+// The outputs of one 16x16 tile position (tile rows r0.., columns c0.. of the workgroup's block)
+// of the K-groups whose first subgroup is `grp`, their partials in red[(grp + s) * 256 ..]: hi
+// rows summed over s, lo rows likewise, then hi + lo.
+fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32) {
+    for (var q = q0; q < 128u; q += KS * 32u) {
+        let t = q / 16u;
+        let c = q % 16u;
+        let e = grp * 256u + 2u * t * 16u + c;
+        var h = red[e];
+        var l = red[e + 16u];
+        for (var s = 1u; s < KS; s++) {
+            h += red[e + s * 256u];
+            l += red[e + s * 256u + 16u];
+        }
+        let m = m0 + r0 / 2u + t;
+        let n = n0 + c0 + c;
+        if (m < p.m && n < p.n) {
+            st_y(m * p.n + n, h + l);
+        }
+    }
+}
+
+@compute @workgroup_size(NT)
+fn linear_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sg: u32,
+               @builtin(subgroup_invocation_id) lane: u32) {
+    // No early return for the grid's spare workgroups (cooperative ops want uniform control
+    // flow): their tokens start past M, so they stage zeros and store nothing.
+    let nb = (p.n + BN - 1u) / BN;
+    let g = group_index(wid, nwg);
+    let n0 = (g % nb) * BN;
+    let m0 = (g / nb) * TOK;
+    let ks = sg % KS;
+    let wn = (sg / KS) % WN;
+    let wm = sg / (KS * WN);
+    let steps = (p.k + BK - 1u) / BK;
+    var k0 = 0u;
+    //@decl
+    //@load
+    for (var s = 0u; s < steps; s++) {
+        workgroupBarrier();
+        //@stage
+        workgroupBarrier();
+        k0 += BK;
+        if (k0 < p.k) {
+            //@load
+        }
+        //@mma
+    }
+    //@store
+}

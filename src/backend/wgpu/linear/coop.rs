@@ -1,0 +1,229 @@
+//! The cooperative-matrix linear (shaders/linear_coop.wgsl): f32 x split into f16 hi + lo rows,
+//! 16-bit W, f32 sums on tensor cores. A prototype beside the matvec: `plan` does not pick it yet;
+//! `linear::sweep` times it and checks it (accuracy, rows independent of M) on a GPU that has the
+//! feature, and `tests` compiles every candidate to SPIR-V through naga here.
+use super::body::fill;
+use crate::backend::wgpu::kernel::{read, read4, write, KernelKey};
+use crate::backend::wgpu::WgpuBackend;
+use crate::dtype::DType;
+
+/// The shape of a coop plan: WN x WM subgroup tiles of TN x TM 16x16 accumulators each, KS
+/// K-groups, BK elements of K a step (see linear_coop.wgsl).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Coop {
+    pub wn: u32,
+    pub tn: u32,
+    pub wm: u32,
+    pub tm: u32,
+    pub ks: u32,
+    pub bk: u32,
+}
+
+impl Coop {
+    pub const fn new(wn: u32, tn: u32, wm: u32, tm: u32, ks: u32, bk: u32) -> Self {
+        Coop { wn, tn, wm, tm, ks, bk }
+    }
+    /// weight rows (outputs) a workgroup
+    pub fn bn(&self) -> u32 {
+        self.wn * self.tn * 16
+    }
+    /// tokens (x rows) a workgroup: two tile rows each (hi, lo)
+    pub fn tok(&self) -> u32 {
+        self.wm * self.tm * 8
+    }
+    pub fn nsg(&self) -> u32 {
+        self.wn * self.wm * self.ks
+    }
+    /// workgroup memory: the f16 W and x of a step (rows BK + 8 apart), a 16x16 f32 scratch a subgroup
+    pub fn shared_bytes(&self) -> u32 {
+        (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * 1024
+    }
+    pub fn variant(&self) -> String {
+        let Coop { wn, tn, wm, tm, ks, bk } = *self;
+        format!("coop_n{wn}x{tn}_m{wm}x{tm}_ks{ks}_bk{bk}")
+    }
+    /// The shape is well formed (the kernel's own constraints, whatever the adapter).
+    pub fn valid(&self) -> bool {
+        let Coop { wn, tn, wm, tm, ks, bk } = *self;
+        wn * tn * wm * tm * ks > 0 && bk % 16 == 0 && (bk / 16) % ks == 0 && tm * tn <= 8 && self.nsg() * 32 <= 1024
+    }
+}
+
+/// Whether the adapter can run `c`: cooperative matrices (f16 16x16, subgroups of 32, asked for
+/// at open), workgroup memory and invocations.
+pub(super) fn fits(b: &WgpuBackend, c: Coop) -> bool {
+    b.caps.cooperative_matrix
+        && c.valid()
+        && c.shared_bytes() <= b.caps.max_workgroup_storage
+        && c.nsg() * 32 <= b.caps.max_invocations
+}
+
+/// Whether the 16-byte loaders apply: x rows start on 4 f32, W rows on 8 halves.
+pub(super) fn aligned(k: usize, x_off: usize, w_off: usize) -> bool {
+    k % 8 == 0 && x_off % 4 == 0 && w_off % 8 == 0
+}
+
+/// The kernel key and constants of `c` for W of dtype `wd` (x and y f32).
+pub(super) fn spec(c: Coop, wd: DType, aligned: bool) -> (KernelKey, Vec<(&'static str, String)>) {
+    assert!(
+        c.valid() && matches!(wd, DType::F16 | DType::BF16),
+        "linear coop: {c:?} {wd}"
+    );
+    let bindings = if aligned {
+        vec![read4("x", DType::F32), read4("w", wd), write("y", DType::F32)]
+    } else {
+        vec![read("x", DType::F32), read("w", wd), write("y", DType::F32)]
+    };
+    let wk = if wd == DType::F16 { 1 } else { 2 };
+    let consts = [
+        ("W_KIND", wk),
+        ("WN", c.wn),
+        ("TN", c.tn),
+        ("WM", c.wm),
+        ("TM", c.tm),
+        ("KS", c.ks),
+        ("BK", c.bk),
+        ("NSG", c.nsg()),
+    ]
+    .map(|(n, v)| (n, format!("{v}u")))
+    .to_vec();
+    let key = KernelKey {
+        entry: "linear_coop",
+        bindings,
+        variant: format!("{}{}", c.variant(), if aligned { "a" } else { "" }),
+    };
+    (key, consts)
+}
+
+/// The loaders of the aligned (16-byte) or scalar path: ld_w8(n, k), ld_x4(m, k), raw bits,
+/// zeros past N / M and K (k is a multiple of 8 / 4; in the scalar path each element is checked).
+fn loaders(aligned: bool) -> &'static str {
+    if aligned {
+        "fn ld_w8(n: u32, k: u32) -> vec4<u32> {
+    if (n >= p.n || k >= p.k) { return vec4<u32>(); }
+    return w_v4[(p.offs[0].y + n * p.k + k) >> 3u];
+}
+fn ld_x4(m: u32, k: u32) -> vec4<u32> {
+    if (m >= p.m || k >= p.k) { return vec4<u32>(); }
+    return x_v4[(p.offs[0].x + m * p.k + k) >> 2u];
+}
+"
+    } else {
+        "fn w_bits(n: u32, k: u32) -> u32 {
+    if (n >= p.n || k >= p.k) { return 0u; }
+    return ldbits_w(n * p.k + k);
+}
+fn x_bits(m: u32, k: u32) -> u32 {
+    if (m >= p.m || k >= p.k) { return 0u; }
+    return ldbits_x(m * p.k + k);
+}
+fn ld_w8(n: u32, k: u32) -> vec4<u32> {
+    var v = vec4<u32>();
+    for (var j = 0u; j < 4u; j++) {
+        v[j] = w_bits(n, k + 2u * j) | (w_bits(n, k + 2u * j + 1u) << 16u);
+    }
+    return v;
+}
+fn ld_x4(m: u32, k: u32) -> vec4<u32> {
+    return vec4<u32>(x_bits(m, k), x_bits(m, k + 1u), x_bits(m, k + 2u), x_bits(m, k + 3u));
+}
+"
+    }
+}
+
+/// The WGSL body of `c` from `src` (the text of shaders/linear_coop.wgsl): its `enable` lines,
+/// then the loaders, then the rest with the `//@` lines unrolled.
+pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
+    let Coop { tn, tm, ks, bk, .. } = c;
+    let nt = c.nsg() * 32;
+    let (wv, xv) = (c.bn() * bk / 8, c.tok() * bk / 4);
+    let (lw, lx) = (wv.div_ceil(nt), xv.div_ceil(nt));
+    let tiles = || (0..tm).flat_map(move |i| (0..tn).map(move |j| (i, j)));
+    let mut decl = String::new();
+    for (i, j) in tiles() {
+        decl += &format!("var c{i}_{j} = coop_mat16x16<f32, C>();\n");
+    }
+    let (mut load, mut stage) = (String::new(), String::new());
+    for j in 0..lw {
+        decl += &format!("var wv{j} = vec4<u32>();\n");
+        load += &format!("wv{j} = load_w(lid + {j}u * NT, n0, k0);\n");
+        stage += &format!("stage_w(lid + {j}u * NT, wv{j});\n");
+    }
+    for j in 0..lx {
+        decl += &format!("var xv{j} = vec4<u32>();\n");
+        load += &format!("xv{j} = load_x(lid + {j}u * NT, m0, k0);\n");
+        stage += &format!("stage_x(lid + {j}u * NT, xv{j});\n");
+    }
+    let mut mma = String::new();
+    for jj in 0..bk / 16 / ks {
+        mma += &format!("{{\nlet kk = ({jj}u * KS + ks) * 16u;\n");
+        for i in 0..tm {
+            mma +=
+                &format!("let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&xs[((wm * TM + {i}u) * 16u) * XS + kk], XS);\n");
+        }
+        for j in 0..tn {
+            mma +=
+                &format!("let b{j} = coopLoad<coop_mat16x16<f16, B>>(&ws[((wn * TN + {j}u) * 16u) * XS + kk], XS);\n");
+        }
+        for (i, j) in tiles() {
+            mma += &format!("c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
+        }
+        mma += "}\n";
+    }
+    let mut store = String::new();
+    for (i, j) in tiles() {
+        store += &format!(
+            "coopStoreT(c{i}_{j}, &red[sg * 256u], 16u);\nworkgroupBarrier();\n\
+             finish(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0);\n\
+             workgroupBarrier();\n"
+        );
+    }
+    let (mut enables, mut rest) = (String::new(), String::new());
+    for line in src.lines() {
+        if line.starts_with("enable ") {
+            enables += line;
+            enables.push('\n');
+        } else {
+            rest += line;
+            rest.push('\n');
+        }
+    }
+    let filled = fill(
+        &rest,
+        &[
+            ("decl", decl),
+            ("load", load),
+            ("stage", stage),
+            ("mma", mma),
+            ("store", store),
+        ],
+    );
+    format!("{enables}{}{filled}", loaders(aligned))
+}
+
+/// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a
+/// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
+/// 2x2..4x2 accumulators a subgroup.
+#[cfg(test)]
+pub(crate) const CANDIDATES: [Coop; 12] = [
+    // 8 tokens (16 tile rows) a workgroup
+    Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
+    Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
+    Coop::new(4, 1, 1, 1, 2, 128), // BN 64, 8 subgroups, K over 2
+    Coop::new(2, 2, 1, 1, 2, 128), // BN 64, 4 subgroups
+    Coop::new(4, 2, 1, 1, 1, 64),  // BN 128, 4 subgroups, no K split
+    Coop::new(2, 1, 1, 1, 1, 256), // BN 32, 2 subgroups, long steps
+    // 16 .. 64 tokens
+    Coop::new(2, 2, 1, 2, 1, 64), // BN 64, 16 tokens, 2 subgroups of 2x2
+    Coop::new(2, 2, 2, 2, 1, 32), // BN 64, 32 tokens, 4 subgroups of 2x2
+    Coop::new(2, 4, 2, 2, 1, 32), // BN 128, 32 tokens, 4 subgroups of 2x4
+    Coop::new(2, 2, 4, 2, 1, 32), // BN 64, 64 tokens, 8 subgroups of 2x2
+    Coop::new(4, 2, 2, 4, 1, 32), // BN 128, 64 tokens, 8 subgroups of 4x2
+    Coop::new(2, 4, 2, 2, 2, 32), // BN 128, 32 tokens, 8 subgroups of 2x4, K over 2
+];
+
+/// `Plan::Coop` of every candidate.
+#[cfg(test)]
+pub(crate) fn plans() -> Vec<super::Plan> {
+    CANDIDATES.iter().map(|&c| super::Plan::Coop(c)).collect()
+}
