@@ -15,6 +15,18 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 pub use choice::{candidates, default_index, pick_device, DeviceType};
 
+/// One kernel's line of a profile (`Backend::profile`): GPU time and dispatches since profiling
+/// was turned on, and the bytes and FLOPs of the ops it ran (`op::traffic`, charged to each op's
+/// first kernel; 0 where the host cannot tell).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelTime {
+    pub kernel: String,
+    pub ns: f64,
+    pub dispatches: u64,
+    pub bytes: f64,
+    pub flops: f64,
+}
+
 /// A device's answer to "can you run this?".
 #[derive(Clone, Debug, PartialEq)]
 pub enum Support {
@@ -93,7 +105,7 @@ pub trait Backend: Send + Sync {
     }
     /// Device time per kernel entry point since profiling was turned on: (entry, total ns,
     /// dispatches). Empty without profiling.
-    fn profile(&self) -> Vec<(String, f64, u64)> {
+    fn profile(&self) -> Vec<KernelTime> {
         Vec::new()
     }
     /// The read-bandwidth probe: bytes per second the device reads from its memory (`bytes` read

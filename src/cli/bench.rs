@@ -211,7 +211,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             e.choose(1, &mut Sampler::new(Sampling::default()), None)?;
             Ok(t0.elapsed().as_secs_f64())
         };
-        let d = profile_of_engine("decode step", &mut step, &mut e)?;
+        let d = profile_of_engine("decode step", &mut step, &mut e, bw)?;
         let p = ids(512.min(e.max_ctx - 1), 13);
         let mut pre = |e: &mut Engine| -> Result<f64> {
             let mut cache = e.new_cache()?;
@@ -220,7 +220,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             e.choose(p.len(), &mut Sampler::new(Sampling::default()), None)?;
             Ok(t0.elapsed().as_secs_f64())
         };
-        let pf = profile_of_engine(&format!("prefill {}", p.len()), &mut pre, &mut e)?;
+        let pf = profile_of_engine(&format!("prefill {}", p.len()), &mut pre, &mut e, bw)?;
         prof = json!({"decode_step": d, "prefill": pf});
     }
     let out = json!({
@@ -241,6 +241,7 @@ fn profile_of_engine(
     what: &str,
     run: &mut dyn FnMut(&mut Engine) -> Result<f64>,
     eng: &mut Engine,
+    bw: Option<f64>,
 ) -> Result<serde_json::Value> {
     if let Support::No(why) = eng.dev.capability(Capability::Timestamps) {
         return Ok(json!(why));
@@ -249,25 +250,9 @@ fn profile_of_engine(
     let wall = run(eng)?;
     let rows = eng.dev.profile();
     eng.dev.set_profiling(false)?;
-    let gpu: f64 = rows.iter().map(|r| r.1).sum();
-    println!(
-        "  {what}: wall {:.3} ms (profiled), GPU kernel time {:.3} ms over {} dispatches",
-        wall * 1e3,
-        gpu / 1e6,
-        rows.iter().map(|r| r.2).sum::<u64>()
-    );
-    let mut sorted = rows.clone();
-    sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
-    for (name, ns, n) in &sorted {
-        println!(
-            "    {name:<16} {:>9.3} ms {:>5.1}%  {n:>5} dispatches",
-            ns / 1e6,
-            100.0 * ns / gpu.max(1.0)
-        );
-    }
-    Ok(
-        json!({"wall_ms": wall * 1e3, "gpu_ms": gpu / 1e6, "kernels": sorted.iter().map(|(k, ns, n)| json!({"kernel": k, "ms": ns / 1e6, "dispatches": n})).collect::<Vec<_>>()}),
-    )
+    let mut v = super::profile_table::print(&format!("{what}: wall {:.3} ms (profiled), ", wall * 1e3), &rows, bw);
+    v["wall_ms"] = json!(wall * 1e3);
+    Ok(v)
 }
 
 /// Dispatches one decode step records (0 where the device does not batch work into submits).

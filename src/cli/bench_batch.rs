@@ -60,7 +60,7 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
             }
             let mut ev = s.step()?;
             if profile {
-                profiled = profile_rows(&mut s, n)?;
+                profiled = profile_rows(&mut s, n, bw)?;
                 s.set_pipelining(true);
             }
             count(&mut ev, &mut first, &mut tokens_after, &mut t_first, n);
@@ -113,28 +113,15 @@ fn count(
 }
 
 /// The kernel time of the decode step just run (the profile was on for it).
-fn profile_rows(s: &mut ServeEngine, n: usize) -> Result<serde_json::Value> {
+fn profile_rows(s: &mut ServeEngine, n: usize, bw: Option<f64>) -> Result<serde_json::Value> {
     let rows = s.engine.dev.profile();
     s.engine.dev.set_profiling(false)?;
     if rows.is_empty() {
         return Ok(json!("no timestamps on this device"));
     }
-    let gpu: f64 = rows.iter().map(|r| r.1).sum();
-    println!(
-        "  a {n}-sequence decode step: GPU kernel time {:.3} ms over {} dispatches",
-        gpu / 1e6,
-        rows.iter().map(|r| r.2).sum::<u64>()
-    );
-    let mut sorted = rows.clone();
-    sorted.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap());
-    for (name, ns, k) in &sorted {
-        println!(
-            "    {name:<22} {:>9.3} ms {:>5.1}%  {k:>5} dispatches",
-            ns / 1e6,
-            100.0 * ns / gpu.max(1.0)
-        );
-    }
-    Ok(
-        json!({"gpu_ms": gpu / 1e6, "kernels": sorted.iter().map(|(k, ns, d)| json!({"kernel": k, "ms": ns / 1e6, "dispatches": d})).collect::<Vec<_>>()}),
-    )
+    Ok(super::profile_table::print(
+        &format!("a {n}-sequence decode step: "),
+        &rows,
+        bw,
+    ))
 }

@@ -169,7 +169,10 @@ fn kernel_time(
     let rows = dev.profile();
     dev.set_profiling(false)?;
     // every dispatch of the op (a pre-pass too) over the op's runs
-    let (ns, n) = rows.iter().fold((0.0, 0u64), |a, r| (a.0 + r.1, a.1 + r.2));
-    let parts = rows.iter().map(|r| (r.0.clone(), r.1 / iters as f64 / 1e9)).collect();
+    let (ns, n) = rows.iter().fold((0.0, 0u64), |a, r| (a.0 + r.ns, a.1 + r.dispatches));
+    let parts = rows
+        .iter()
+        .map(|r| (r.kernel.clone(), r.ns / iters as f64 / 1e9))
+        .collect();
     Ok((n > 0).then(|| (ns / iters as f64 / 1e9, parts)))
 }

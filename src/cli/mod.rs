@@ -8,6 +8,7 @@ mod devices;
 mod gate;
 mod ops;
 mod parity;
+mod profile_table;
 mod run;
 mod sampling_args;
 mod serve;

@@ -9,6 +9,7 @@ mod hybrid;
 mod paged;
 mod rope;
 mod sample;
+mod traffic;
 
 pub use desc::{gdn_dims, OpDesc, TensorDesc};
 pub use hybrid::{check_state_batch, state_seq_words, StateSeq, STATE_SEQ_FIELDS};
@@ -16,6 +17,7 @@ pub use paged::{check_paged_batch, check_slots, paged_slot, PagedSeq, SEQ_FIELDS
 pub use rope::{rope_inv_freq, rope_tables, rope_tables_of, Llama3Rope};
 pub use sample::{MAX_SAMPLE_VOCAB, MAX_TOP_LOGPROBS};
 use serde::{Deserialize, Serialize};
+pub use traffic::traffic;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]

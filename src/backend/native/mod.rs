@@ -173,12 +173,18 @@ impl Storage for NativeStorage {
 pub struct NativeBackend {
     rt: Arc<dyn Runtime>,
     name: String,
+    /// While profiling: each op's (bytes, FLOPs) (`op::traffic`) by its first kernel's entry
+    traffic: std::sync::Mutex<Option<std::collections::BTreeMap<&'static str, (f64, f64)>>>,
 }
 
 impl NativeBackend {
     pub fn new(rt: Arc<dyn Runtime>) -> Self {
         let name = rt.name().to_string();
-        NativeBackend { rt, name }
+        NativeBackend {
+            rt,
+            name,
+            traffic: Default::default(),
+        }
     }
 
     /// The device address of `t`'s first element, after checking it lives on this device.
@@ -258,7 +264,13 @@ impl Backend for NativeBackend {
         }
         let ins = inputs.iter().map(|t| self.addr(t)).collect::<Result<Vec<_>>>()?;
         let outs = outputs.iter().map(|t| self.addr(t)).collect::<Result<Vec<_>>>()?;
-        for l in plan::launches(&desc, &ins, &outs, self.rt.wave()) {
+        let launches = plan::launches(&desc, &ins, &outs, self.rt.wave());
+        if let (Some(map), Some(first)) = (self.traffic.lock().unwrap().as_mut(), launches.first()) {
+            let (b, f) = crate::op::traffic(&desc);
+            let e = map.entry(first.entry).or_default();
+            (e.0, e.1) = (e.0 + b, e.1 + f);
+        }
+        for l in launches {
             if l.grid.0 == 0 || l.grid.1 == 0 {
                 continue;
             }
@@ -306,6 +318,13 @@ impl Backend for NativeBackend {
     }
 
     fn set_profiling(&self, on: bool) -> Result<()> {
+        let mut traffic = self.traffic.lock().unwrap();
+        match (on, traffic.is_some()) {
+            (true, false) => *traffic = Some(Default::default()),
+            (false, _) => *traffic = None,
+            _ => {}
+        }
+        drop(traffic);
         match self.rt.set_profiling(on)? {
             true => Ok(()),
             false if !on => Ok(()),
@@ -313,8 +332,23 @@ impl Backend for NativeBackend {
         }
     }
 
-    fn profile(&self) -> Vec<(String, f64, u64)> {
-        self.rt.profile()
+    fn profile(&self) -> Vec<crate::backend::KernelTime> {
+        let traffic = self.traffic.lock().unwrap();
+        let of = |k: &str| traffic.as_ref().and_then(|m| m.get(k).copied()).unwrap_or_default();
+        self.rt
+            .profile()
+            .into_iter()
+            .map(|(kernel, ns, dispatches)| {
+                let (bytes, flops) = of(&kernel);
+                crate::backend::KernelTime {
+                    kernel,
+                    ns,
+                    dispatches,
+                    bytes,
+                    flops,
+                }
+            })
+            .collect()
     }
 
     fn last_submit_dispatches(&self) -> Option<u64> {

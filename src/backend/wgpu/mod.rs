@@ -113,6 +113,7 @@ impl Backend for WgpuBackend {
             self.storage(t)?;
         }
         let _one_op_at_a_time = self.op_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.note_traffic(&desc);
         match op {
             Op::Embedding | Op::EmbeddingShard { .. } => embedding::record(self, op, inputs, outputs),
             Op::RmsNorm { .. } => rms_norm::record(self, op, inputs, outputs),
@@ -197,7 +198,7 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn profile(&self) -> Vec<(String, f64, u64)> {
+    fn profile(&self) -> Vec<crate::backend::KernelTime> {
         WgpuBackend::profile(self)
     }
 

@@ -9,9 +9,12 @@ pub const MAX_DISPATCHES: u32 = 2048;
 pub struct Profiler {
     pub queries: wgpu::QuerySet,
     pub resolve: wgpu::Buffer,
-    pub labels: Vec<&'static str>,
-    /// entry -> (total ns, dispatches)
-    pub totals: BTreeMap<&'static str, (f64, u64)>,
+    /// each dispatch's entry and the (bytes, FLOPs) it is charged
+    pub labels: Vec<(&'static str, (f64, f64))>,
+    /// (bytes, FLOPs) of the op being recorded (`op::traffic`), for its first dispatch
+    pub pending: Option<(f64, f64)>,
+    /// entry -> (total ns, dispatches, bytes, FLOPs)
+    pub totals: BTreeMap<&'static str, (f64, u64, f64, f64)>,
     pub period_ns: f64,
 }
 
@@ -32,6 +35,7 @@ impl Profiler {
             queries,
             resolve,
             labels: Vec::new(),
+            pending: None,
             totals: BTreeMap::new(),
             period_ns: queue.get_timestamp_period() as f64,
         }
@@ -40,7 +44,8 @@ impl Profiler {
     /// Timestamp writes for the next dispatch's own pass.
     pub fn writes(&mut self, entry: &'static str) -> wgpu::ComputePassTimestampWrites<'_> {
         let i = self.labels.len() as u32;
-        self.labels.push(entry);
+        let traffic = self.pending.take().unwrap_or_default();
+        self.labels.push((entry, traffic));
         wgpu::ComputePassTimestampWrites {
             query_set: &self.queries,
             beginning_of_pass_write_index: Some(2 * i),
@@ -58,13 +63,15 @@ impl Profiler {
     /// it would count that wait again (sums far above the wall time of a step).
     pub fn absorb(&mut self, ticks: &[u64]) {
         let mut prev_end = 0u64;
-        for (i, label) in self.labels.drain(..).enumerate() {
+        for (i, (label, (bytes, flops))) in self.labels.drain(..).enumerate() {
             let (a, b) = (ticks[2 * i], ticks[2 * i + 1]);
             let from = if i == 0 { a } else { a.max(prev_end) };
             prev_end = prev_end.max(b);
-            let e = self.totals.entry(label).or_insert((0.0, 0));
+            let e = self.totals.entry(label).or_default();
             e.0 += b.saturating_sub(from) as f64 * self.period_ns;
             e.1 += 1;
+            e.2 += bytes;
+            e.3 += flops;
         }
     }
 }

@@ -246,11 +246,26 @@ impl WgpuBackend {
     }
 
     /// GPU time per kernel entry point since profiling was turned on: (entry, total ns, dispatches).
-    pub fn profile(&self) -> Vec<(String, f64, u64)> {
+    /// While profiling: the op about to record charges its bytes and FLOPs (`op::traffic`) to its
+    /// first dispatch.
+    pub(crate) fn note_traffic(&self, desc: &crate::op::OpDesc) {
+        if let Some(p) = self.rec.lock().unwrap().profiler.as_mut() {
+            p.pending = Some(crate::op::traffic(desc));
+        }
+    }
+
+    pub fn profile(&self) -> Vec<crate::backend::KernelTime> {
         let rec = self.rec.lock().unwrap();
+        let row = |(k, v): (&&'static str, &(f64, u64, f64, f64))| crate::backend::KernelTime {
+            kernel: k.to_string(),
+            ns: v.0,
+            dispatches: v.1,
+            bytes: v.2,
+            flops: v.3,
+        };
         rec.profiler
             .as_ref()
-            .map(|p| p.totals.iter().map(|(k, v)| (k.to_string(), v.0, v.1)).collect())
+            .map(|p| p.totals.iter().map(row).collect())
             .unwrap_or_default()
     }
 
