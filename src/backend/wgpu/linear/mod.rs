@@ -51,6 +51,13 @@ fn coop_allowed(b: &WgpuBackend) -> bool {
         && coop::fits(b, COOP_GEMM)
 }
 
+/// Whether a linear of `m` x rows takes the cooperative-matrix GEMM: operand dtypes it takes, M from
+/// `COOP_FROM`, and the device allowing it (`coop_allowed`: the feature, the shape's fit, batch
+/// invariance off).
+fn takes_coop(m: usize, gemm_dtypes: bool, allowed: bool) -> bool {
+    gemm_dtypes && allowed && m >= COOP_FROM
+}
+
 /// Accumulators per thread in matvec (R * MR) at most: registers, not workgroup memory, bound it.
 const MATVEC_MAX_ACC: u32 = 128;
 
@@ -101,7 +108,11 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
         ));
     }
     // a large M with batch invariance off takes swiglu apart and then the cooperative-matrix GEMM
-    if desc.inputs[0].shape[0] >= COOP_FROM && coop_allowed(b) && coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype) {
+    if takes_coop(
+        desc.inputs[0].shape[0],
+        coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype),
+        coop_allowed(b),
+    ) {
         return Support::No(format!(
             "M >= {COOP_FROM} on cooperative matrices: swiglu, then the tensor-core GEMM (batch invariance is off)"
         ));
@@ -109,14 +120,13 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     supports(b, desc)
 }
 
-/// The kernel for an M x K x N problem on `b`: the matvec for every M. A row of y is then the same
-/// bits whatever M is (the kernel's per-row order of sums does not depend on how many x rows a
-/// workgroup holds): the serving engine packs the tokens of many sequences into one linear, and a
-/// sequence's result must not depend on its neighbours or on how its prompt was chunked. (A tiled
-/// GEMM summing in another order served M > 64 before; a tiled prefill kernel must keep this
-/// order.)
+/// The kernel for an M x K x N problem on `b`: the matvec for every M with batch invariance on. A
+/// row of y is then the same bits whatever M is (the kernel's per-row order of sums does not depend
+/// on how many x rows a workgroup holds): the serving engine packs the tokens of many sequences into
+/// one linear, and a sequence's result must not depend on its neighbours or on how its prompt was
+/// chunked. With it off (single-stream), `takes_coop` sends a large M to the GEMM.
 fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize, gemm_dtypes: bool) -> Plan {
-    if gemm_dtypes && m >= COOP_FROM && coop_allowed(b) {
+    if takes_coop(m, gemm_dtypes, coop_allowed(b)) {
         return Plan::Coop(COOP_GEMM);
     }
     // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight

@@ -142,3 +142,26 @@ fn coop_kernels_compile_to_spirv() {
     }
     assert_eq!(n, coop::CANDIDATES.len() * 4);
 }
+
+/// The GEMM is taken only from COOP_FROM rows, for f32 x and y with 16-bit weights, where the device
+/// allows it; and a device whose batch invariance is on (the serving engine's) never allows it.
+#[test]
+fn the_gemm_only_from_coop_from_with_its_dtypes_and_never_batch_invariant() {
+    use crate::dtype::DType::*;
+    assert!(takes_coop(COOP_FROM, coop_dtypes(F32, BF16, F32), true));
+    assert!(takes_coop(2048, coop_dtypes(F32, F16, F32), true));
+    assert!(!takes_coop(COOP_FROM - 1, true, true));
+    assert!(!takes_coop(2048, true, false));
+    for (x, w, y) in [(F32, F32, F32), (BF16, BF16, F32), (F32, BF16, F16), (F32, Q4K, F32)] {
+        assert!(!takes_coop(2048, coop_dtypes(x, w, y), true), "{x} {w} {y}");
+    }
+    // lavapipe has no cooperative matrices; on any adapter, batch invariance turns the GEMM off
+    let Some(b) = WgpuBackend::all().into_iter().next() else {
+        return;
+    };
+    b.set_batch_invariant(true);
+    assert!(!coop_allowed(&b));
+    assert!(matches!(plan(&b, 2048, 1024, 1024, true), Plan::Matvec { .. }));
+    b.set_batch_invariant(false);
+    assert_eq!(coop_allowed(&b), b.caps.cooperative_matrix && coop::fits(&b, COOP_GEMM));
+}
