@@ -77,9 +77,10 @@ pub struct BatchWorkspace {
     pub(super) q: [Tensor; 2],
     pub(super) k: [Tensor; 2],
     pub(super) v: Tensor,
-    /// [1, (Hq + 2 Hkv) Dh]: a one-token step's stacked q, k, v projections
+    /// [T, (Hq + 2 Hkv) Dh]: the stacked q, k, v projections
     pub(super) qkv: Tensor,
-    /// [1, Hq + Hkv, Dh]: its q and k heads normed and rotated
+    /// [T, Hq + Hkv, Dh]: q (the fused path: [T, Hq, Dh] first), or a one-token step's q and k
+    /// heads normed and rotated
     pub(super) qk: Tensor,
     pub(super) att: Tensor,
     pub(super) o: Tensor,
@@ -105,8 +106,8 @@ impl BatchWorkspace {
             q: [a(&[t_max, hq, dh])?, a(&[t_max, hq, dh])?],
             k: [a(&[t_max, hkv, dh])?, a(&[t_max, hkv, dh])?],
             v: a(&[t_max, hkv, dh])?,
-            qkv: a(&[1, (hq + 2 * hkv) * dh])?,
-            qk: a(&[1, hq + hkv, dh])?,
+            qkv: a(&[t_max, (hq + 2 * hkv) * dh])?,
+            qk: a(&[t_max, hq + hkv, dh])?,
             att: a(&[t_max, hq, dh])?,
             o: a(&[t_max, d])?,
             gate_up: a(&[t_max, 2 * f])?,

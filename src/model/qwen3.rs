@@ -259,9 +259,10 @@ pub struct Workspace {
     h: Tensor,
     q: [Tensor; 2],
     k: Tensor,
-    /// [1, (Hq + 2 Hkv) Dh]: a one-token step's stacked q, k, v projections
+    /// [T, (Hq + 2 Hkv) Dh]: the stacked q, k, v projections
     qkv: Tensor,
-    /// [1, Hq + Hkv, Dh]: its q and k heads normed and rotated
+    /// [T, Hq + Hkv, Dh]: q (the fused path: [T, Hq, Dh] first), or a one-token step's q and k
+    /// heads normed and rotated
     qk: Tensor,
     att: Tensor,
     o: Tensor,
@@ -282,8 +283,8 @@ impl Workspace {
             h: a(&[t, d])?,
             q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
             k: a(&[t, hkv, dh])?,
-            qkv: a(&[1, (hq + 2 * hkv) * dh])?,
-            qk: a(&[1, hq + hkv, dh])?,
+            qkv: a(&[t, (hq + 2 * hkv) * dh])?,
+            qk: a(&[t, hq + hkv, dh])?,
             att: a(&[t, hq, dh])?,
             o: a(&[t, d])?,
             gate_up: a(&[t, 2 * f])?,
@@ -389,10 +390,11 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
     Ok(())
 }
 
-/// A one-token step's q, k and v through a layer's stacked weights: one linear for the three
-/// projections (into `qkv`), then the q/k norm + RoPE with k and v written to the KV pools in one
-/// kernel (`RmsNormRopeKv`) where the device has it, else the norm + RoPE of the q and k heads
-/// together (into `qk`; a RoPE alone for Llama) and a `KvWrite`.
+/// q, k and v through a layer's stacked weights: one linear for the three projections (into `qkv`),
+/// then the q/k norm + RoPE with k and v written to the KV pools in one kernel (`RmsNormRopeKv`),
+/// for any number of tokens, where the device has it. A one-token step without it (or Llama's,
+/// without a q/k norm) takes the norm + RoPE of the q and k heads together (into `qk`; a RoPE alone
+/// for Llama) and a `KvWrite`. The rows are the bits the separate projections and calls give.
 struct QkOne<'a> {
     qkv: &'a Tensor,
     qk: &'a Tensor,
@@ -401,8 +403,8 @@ struct QkOne<'a> {
 }
 
 impl QkOne<'_> {
-    /// q [1, Hq, Dh] (a view), k and v written to `pools` at `slots`; or None (nothing recorded)
-    /// for more tokens or weights that are not stacked.
+    /// q [T, Hq, Dh] (a view), k and v written to `pools` at `slots`; or None (nothing recorded)
+    /// where the weights are not stacked, or for several tokens without the fused op.
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
@@ -415,38 +417,43 @@ impl QkOne<'_> {
         slots: &Tensor,
         dev: &dyn Backend,
     ) -> Result<Option<Tensor>> {
-        let Some(qkv) = l
-            .qkv
-            .as_ref()
-            .filter(|_| t == 1 && l.q_norm.is_some() == l.qk_norm.is_some())
-        else {
+        let Some(qkv) = l.qkv.as_ref().filter(|_| l.q_norm.is_some() == l.qk_norm.is_some()) else {
             return Ok(None);
         };
-        dev.run(&Op::Linear, &[h, qkv], &[self.qkv])?;
         let (cos, sin) = (&w.rope.cos, &w.rope.sin);
-        let q = self.qk.view(0, &[1, hq, dh])?;
-        if let Some(wn) = &l.qk_norm {
+        let fused = Op::RmsNormRopeKv {
+            eps: self.eps,
+            rotary_dim: dh,
+        };
+        let x = self.qkv.view(0, &[t, hq + 2 * hkv, dh])?;
+        let q = self.qk.view(0, &[t, hq, dh])?;
+        let fused = l.qk_norm.as_ref().filter(|wn| {
+            let (ins, outs) = ([&x, *wn, self.pos, cos, sin, slots], [&q, pools[0], pools[1]]);
+            dev.supports(&OpDesc::of(&fused, &ins, &outs)).is_yes()
+        });
+        if t > 1 && fused.is_none() {
+            return Ok(None);
+        }
+        dev.run(&Op::Linear, &[h, qkv], &[&self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?])?;
+        if let Some(wn) = fused {
             let op = Op::RmsNormRopeKv {
                 eps: self.eps,
                 rotary_dim: dh,
             };
-            let x = self.qkv.view(0, &[1, hq + 2 * hkv, dh])?;
-            let (ins, outs) = ([&x, wn, self.pos, cos, sin, slots], [&q, pools[0], pools[1]]);
-            if dev.supports(&OpDesc::of(&op, &ins, &outs)).is_yes() {
-                dev.run(&op, &ins, &outs)?;
-                return Ok(Some(q));
-            }
+            dev.run(&op, &[&x, wn, self.pos, cos, sin, slots], &[&q, pools[0], pools[1]])?;
+            return Ok(Some(q));
         }
         let x = self.qkv.view(0, &[1, hq + hkv, dh])?;
+        let qk = self.qk.view(0, &[1, hq + hkv, dh])?;
         match &l.qk_norm {
             Some(wn) => {
                 let op = Op::RmsNormRope {
                     eps: self.eps,
                     rotary_dim: dh,
                 };
-                dev.run(&op, &[&x, wn, self.pos, cos, sin], &[self.qk])?
+                dev.run(&op, &[&x, wn, self.pos, cos, sin], &[&qk])?
             }
-            None => dev.run(&Op::Rope { rotary_dim: dh }, &[&x, self.pos, cos, sin], &[self.qk])?,
+            None => dev.run(&Op::Rope { rotary_dim: dh }, &[&x, self.pos, cos, sin], &[&qk])?,
         }
         let (nq, nk) = (hq * dh, hkv * dh);
         let k1 = self.qk.view(nq, &[1, hkv, dh])?;
