@@ -427,20 +427,17 @@ impl QkOne<'_> {
         };
         let x = self.qkv.view(0, &[t, hq + 2 * hkv, dh])?;
         let q = self.qk.view(0, &[t, hq, dh])?;
-        let fused = l.qk_norm.as_ref().filter(|wn| {
+        // the q/k norm weight where the device runs the fused op
+        let fused_norm = l.qk_norm.as_ref().filter(|wn| {
             let (ins, outs) = ([&x, *wn, self.pos, cos, sin, slots], [&q, pools[0], pools[1]]);
             dev.supports(&OpDesc::of(&fused, &ins, &outs)).is_yes()
         });
-        if t > 1 && fused.is_none() {
+        if t > 1 && fused_norm.is_none() {
             return Ok(None);
         }
         dev.run(&Op::Linear, &[h, qkv], &[&self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?])?;
-        if let Some(wn) = fused {
-            let op = Op::RmsNormRopeKv {
-                eps: self.eps,
-                rotary_dim: dh,
-            };
-            dev.run(&op, &[&x, wn, self.pos, cos, sin, slots], &[&q, pools[0], pools[1]])?;
+        if let Some(wn) = fused_norm {
+            dev.run(&fused, &[&x, wn, self.pos, cos, sin, slots], &[&q, pools[0], pools[1]])?;
             return Ok(Some(q));
         }
         let x = self.qkv.view(0, &[1, hq + hkv, dh])?;
