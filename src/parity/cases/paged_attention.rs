@@ -277,20 +277,7 @@ fn kv_write_cases() -> Vec<Case> {
                 rows.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
             }
             let slots = rows[..t].to_vec();
-            let n = nb * bs * hkv * dh;
-            let old = |seed: u64| {
-                let mut r = Rng::new(seed);
-                let v: Vec<f32> = (0..n)
-                    .map(|i| {
-                        if (i / (bs * hkv * dh)) % 2 == 1 {
-                            f32::NAN
-                        } else {
-                            r.normal() as f32
-                        }
-                    })
-                    .collect();
-                Init::Values(v)
-            };
+            let old = |seed: u64| stale_pool(nb, bs * hkv * dh, seed);
             let shape = [nb, bs, hkv, dh];
             v.push(
                 Case::new(
@@ -310,4 +297,20 @@ fn kv_write_cases() -> Vec<Case> {
         }
     }
     v
+}
+
+/// A KV pool's contents before a write: normal values in the even blocks, NaN in the odd ones (a
+/// kernel that reads or keeps a row it should not shows it), `block` elements a block.
+pub(crate) fn stale_pool(nb: usize, block: usize, seed: u64) -> Init {
+    let mut r = Rng::new(seed);
+    let v: Vec<f32> = (0..nb * block)
+        .map(|i| {
+            if (i / block) % 2 == 1 {
+                f32::NAN
+            } else {
+                r.normal() as f32
+            }
+        })
+        .collect();
+    Init::Values(v)
 }

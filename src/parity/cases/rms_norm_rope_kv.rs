@@ -34,20 +34,7 @@ pub fn cases() -> Vec<Case> {
             let slots = rows[..t].to_vec();
             let pos: Vec<u32> = (0..t as u32).map(|i| 5 + 37 * i).collect();
             let (cos, sin) = rope_tables(1e6, rot, 512);
-            let n = nb * bs * hkv * dh;
-            let old = |seed: u64| {
-                let mut r = Rng::new(seed);
-                let v: Vec<f32> = (0..n)
-                    .map(|i| {
-                        if (i / (bs * hkv * dh)) % 2 == 1 {
-                            f32::NAN
-                        } else {
-                            r.normal() as f32
-                        }
-                    })
-                    .collect();
-                Init::Values(v)
-            };
+            let old = |seed: u64| super::paged_attention::stale_pool(nb, bs * hkv * dh, seed);
             let pool = TensorDesc::new(kv, &[nb, bs, hkv, dh]);
             v.push(
                 Case::new(

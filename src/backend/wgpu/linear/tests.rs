@@ -117,9 +117,6 @@ fn coop_kernels_compile_to_spirv() {
                 let body = coop::coop_body(embedded("linear_coop.wgsl"), c, aligned);
                 let src = kernel_source_with(embedded("common.wgsl"), &key, &body, &consts);
                 let label = key.label();
-                if let Ok(dir) = std::env::var("WGLLM_COOP_DUMP") {
-                    std::fs::write(format!("{dir}/{label}.wgsl"), &src).unwrap();
-                }
                 let module = naga::front::wgsl::parse_str(&src)
                     .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
                 let info =
