@@ -231,9 +231,6 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         }
         Plan::Coop(_) => unreachable!(),
     };
-    if groups > u32::MAX as usize {
-        return Err(Error::Other(format!("linear: {groups} workgroups")));
-    }
     let key = KernelKey {
         entry,
         bindings,
@@ -244,6 +241,24 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
             if swiglu { "sw" } else { "" }
         ),
     };
+    dispatch(b, &key, body, &consts, (m, k, n), i, o, groups)
+}
+
+/// One linear dispatch of either kernel: Params from (M, K, N), bindings x, w, y.
+#[allow(clippy::too_many_arguments)]
+fn dispatch(
+    b: &WgpuBackend,
+    key: &KernelKey,
+    body: &str,
+    consts: &[(&str, String)],
+    (m, k, n): (usize, usize, usize),
+    i: &[&Tensor],
+    o: &[&Tensor],
+    groups: usize,
+) -> Result<()> {
+    if groups > u32::MAX as usize {
+        return Err(Error::Other(format!("linear: {groups} workgroups")));
+    }
     let p = Params {
         offs: [0; 8],
         m: m as u32,
@@ -252,9 +267,9 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         pad: 0,
     };
     b.dispatch(
-        &key,
+        key,
         body,
-        &consts,
+        consts,
         bytemuck::bytes_of(&p),
         &[i[0], i[1], o[0]],
         grid(groups as u32),
@@ -275,23 +290,15 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor]) -> 
     }
     let aligned = coop::aligned(k, i[0].offset, i[1].offset);
     let groups = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
-    if groups > u32::MAX as usize {
-        return Err(Error::Other(format!("linear: {groups} workgroups")));
-    }
     let (key, consts) = coop::spec(c, wd, aligned);
-    let p = Params {
-        offs: [0; 8],
-        m: m as u32,
-        n: n as u32,
-        k: k as u32,
-        pad: 0,
-    };
-    b.dispatch(
+    dispatch(
+        b,
         &key,
         body(b, Plan::Coop(c), aligned),
         &consts,
-        bytemuck::bytes_of(&p),
-        &[i[0], i[1], o[0]],
-        grid(groups as u32),
+        (m, k, n),
+        i,
+        o,
+        groups,
     )
 }
