@@ -27,6 +27,22 @@ pub struct KernelTime {
     pub flops: f64,
 }
 
+/// Which kernels keep a row's bits independent of the batch (`Backend::set_batch_invariant`).
+/// Both invariant modes fix one order of sums a row for every M; they differ in which family of
+/// kernels that order comes from, so a device's results differ between the two (never within one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BatchInvariance {
+    /// The fastest kernel for each M, whatever its order of sums.
+    #[default]
+    Off,
+    /// Kernels built for few rows at every M (the memory-bound matvec): a step of one or a few
+    /// sequences runs as fast as single-stream decode.
+    FewRows,
+    /// Kernels built for many rows at every M, one row included (tensor-core tiles with one fixed
+    /// K split, where the device has them; elsewhere the same kernels as `FewRows`).
+    ManyRows,
+}
+
 /// A device's answer to "can you run this?".
 #[derive(Clone, Debug, PartialEq)]
 pub enum Support {
@@ -89,12 +105,12 @@ pub trait Backend: Send + Sync {
             ))),
         }
     }
-    /// Batch-invariant kernels on or off: on, an op gives a row the same bits whatever else is in
-    /// the batch (the serving engine turns it on); off, a device may take faster kernels whose order
-    /// of sums depends on the batch's size (the wgpu cooperative-matrix GEMM for a large M). A device
-    /// whose kernels are always batch-invariant ignores it.
-    fn set_batch_invariant(&self, on: bool) {
-        let _ = on;
+    /// Batch-invariant kernels (see `BatchInvariance`): an op then gives a row the same bits
+    /// whatever else is in the batch (the serving engine turns it on); off, a device may take
+    /// faster kernels whose order of sums depends on the batch's size (the wgpu cooperative-matrix
+    /// GEMM for a large M). A device whose kernels are always batch-invariant ignores it.
+    fn set_batch_invariant(&self, mode: BatchInvariance) {
+        let _ = mode;
     }
     /// GPU timestamp profiling on or off (turning it off always succeeds).
     fn set_profiling(&self, on: bool) -> Result<()> {

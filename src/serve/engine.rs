@@ -15,7 +15,7 @@ use super::{
     parse_kv_dtype, FinishReason, KvGeometry, KvMemory, Request, RequestId, Scheduler, SchedulerConfig, ServeError,
     Stats, StepPlan, StepResult, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_BATCH_TOKENS, DEFAULT_MAX_SEQS,
 };
-use crate::backend::{Capability, Support};
+use crate::backend::{BatchInvariance, Capability, Support};
 use crate::dtype::DType;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -56,7 +56,22 @@ impl Default for ServeOptions {
     }
 }
 
+/// From this many sequences a step (`max_seqs`) on, the engine's kernels are the ones built for many
+/// rows (`BatchInvariance::ManyRows`: tensor-core tiles where the device has them, faster from
+/// about 16 rows, slower for one); below it, those of single-stream decode.
+pub const MANY_ROWS_FROM_SEQS: usize = 16;
+
 impl ServeOptions {
+    /// The batch invariance the engine runs under: one family of kernels for every step, so a
+    /// sequence's bits do not depend on what else is in its steps.
+    pub fn invariance(&self) -> BatchInvariance {
+        if self.max_seqs >= MANY_ROWS_FROM_SEQS {
+            BatchInvariance::ManyRows
+        } else {
+            BatchInvariance::FewRows
+        }
+    }
+
     /// `--kv-dtype` as the flag gives it.
     pub fn with_kv_dtype(mut self, s: &str) -> std::result::Result<Self, ServeError> {
         self.kv_dtype = parse_kv_dtype(s)?;
@@ -199,8 +214,7 @@ fn u32s(v: &[u32]) -> Vec<u8> {
 impl ServeEngine {
     /// The serving engine over a loaded model. Refuses a family without a batched forward by name.
     pub fn new(engine: Engine, opts: &ServeOptions) -> Result<ServeEngine> {
-        // a sequence's bits must not depend on what else is in its steps
-        engine.dev.set_batch_invariant(true);
+        engine.dev.set_batch_invariant(opts.invariance());
         let c = &engine.cfg;
         let geo = KvGeometry::from_config(c, opts.kv_dtype, opts.block_size)?;
         let max_len = engine.max_ctx;

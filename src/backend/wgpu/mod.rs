@@ -186,8 +186,9 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn set_batch_invariant(&self, on: bool) {
-        self.batch_invariant.store(on, std::sync::atomic::Ordering::Relaxed);
+    fn set_batch_invariant(&self, mode: crate::backend::BatchInvariance) {
+        self.batch_invariant
+            .store(mode as u8, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn set_profiling(&self, on: bool) -> Result<()> {

@@ -97,8 +97,8 @@ impl WgpuBackend {
             required_features: want,
             required_limits: limits.clone(),
             // SAFETY: the one experimental feature asked for is cooperative matrices, used only by
-            // linear_coop (a prototype `plan` does not pick; linear::sweep checks it against the
-            // CPU reference on such a device).
+            // linear_coop (checked against the CPU reference by the parity cases and linear::sweep
+            // on a device that has them).
             experimental_features: if want.contains(coop) {
                 unsafe { wgpu::ExperimentalFeatures::enabled() }
             } else {

@@ -82,9 +82,9 @@ pub struct WgpuBackend {
     pub dispatches: std::sync::atomic::AtomicU64,
     /// Dispatches in the most recent submit.
     last_submit: std::sync::atomic::AtomicU64,
-    /// `Backend::set_batch_invariant`: every linear keeps the matvec's order of sums (the serving
-    /// engine); off, a large M may take the cooperative-matrix GEMM.
-    pub(crate) batch_invariant: std::sync::atomic::AtomicBool,
+    /// `Backend::set_batch_invariant` (`BatchInvariance` as u8): which family of linear kernels
+    /// serves every M (linear/ `plan`).
+    pub(crate) batch_invariant: std::sync::atomic::AtomicU8,
 }
 
 /// How a lost device is reported in the error sink (and recognized by `device_error`).

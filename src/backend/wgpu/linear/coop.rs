@@ -1,7 +1,8 @@
 //! The cooperative-matrix linear (shaders/linear_coop.wgsl): f32 x split into f16 hi + lo rows,
-//! 16-bit W, f32 sums on tensor cores. A prototype beside the matvec: `plan` does not pick it yet;
-//! `linear::sweep` times it and checks it (accuracy, rows independent of M) on a GPU that has the
-//! feature, and `tests` compiles every candidate to SPIR-V through naga here.
+//! 16-bit W, f32 sums on tensor cores. `plan` (mod.rs) takes `COOP_GEMM` for a large M and
+//! `many_rows` under `BatchInvariance::ManyRows`; `linear::sweep` times the candidates and checks
+//! them (accuracy, rows independent of M) on a GPU that has the feature, and `tests` compiles
+//! every candidate to SPIR-V through naga here.
 use super::body::fill;
 use crate::backend::wgpu::kernel::{read, read4, write, KernelKey};
 use crate::backend::wgpu::WgpuBackend;
@@ -56,6 +57,35 @@ pub(super) fn fits(b: &WgpuBackend, c: Coop) -> bool {
         && c.valid()
         && c.shared_bytes() <= b.caps.max_workgroup_storage
         && c.nsg() * 32 <= b.caps.max_invocations
+}
+
+/// The K split of the many-rows family: a row's order of sums depends on K and KS alone, so every
+/// shape below gives a row the same bits and `many_rows` may pick one per M.
+pub(super) const ROWS_KS: u32 = 4;
+
+/// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences):
+/// (from M, shape). Splitting K over four subgroups keeps many loads in flight where a few rows
+/// leave the tensor cores idle; larger token tiles read each weight tile for more rows.
+pub(super) const MANY_ROWS: [(usize, Coop); 3] = [
+    (1, Coop::new(1, 1, 1, 1, ROWS_KS, 128)),
+    (32, Coop::new(2, 1, 1, 1, ROWS_KS, 128)),
+    (128, Coop::new(2, 2, 2, 2, ROWS_KS, 64)),
+];
+
+/// The many-rows shape for `m` x rows.
+pub(super) fn many_rows(m: usize) -> Coop {
+    MANY_ROWS
+        .iter()
+        .rev()
+        .find(|(from, _)| m >= *from)
+        .unwrap_or(&MANY_ROWS[0])
+        .1
+}
+
+/// Whether every shape of the many-rows family runs on `b` (all or none: a family that changed
+/// kernels with M would change a row's bits with the batch).
+pub(super) fn many_rows_fit(b: &WgpuBackend) -> bool {
+    MANY_ROWS.iter().all(|&(_, c)| fits(b, c))
 }
 
 /// Whether the 16-byte loaders apply: x rows start on 4 f32, W rows on 8 halves.
@@ -205,7 +235,7 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 12] = [
+pub(crate) const CANDIDATES: [Coop; 18] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -220,6 +250,13 @@ pub(crate) const CANDIDATES: [Coop; 12] = [
     Coop::new(2, 2, 4, 2, 1, 32), // BN 64, 64 tokens, 8 subgroups of 2x2
     Coop::new(4, 2, 2, 4, 1, 32), // BN 128, 64 tokens, 8 subgroups of 4x2
     Coop::new(2, 4, 2, 2, 2, 32), // BN 128, 32 tokens, 8 subgroups of 2x4, K over 2
+    // the many-rows family's K split (4) with more tokens a workgroup
+    Coop::new(1, 2, 1, 1, 4, 128), // BN 32, 8 tokens, 4 subgroups of 1x2
+    Coop::new(1, 1, 1, 2, 4, 64),  // BN 16, 16 tokens, 4 subgroups of 2x1
+    Coop::new(1, 2, 1, 2, 4, 64),  // BN 32, 16 tokens, 4 subgroups of 2x2
+    Coop::new(2, 2, 1, 2, 4, 64),  // BN 64, 16 tokens, 8 subgroups of 2x2
+    Coop::new(1, 2, 2, 2, 4, 64),  // BN 32, 32 tokens, 8 subgroups of 2x2
+    Coop::new(2, 2, 2, 2, 4, 64),  // BN 64, 32 tokens, 16 subgroups of 2x2
 ];
 
 /// `Plan::Coop` of every candidate.

@@ -2,17 +2,19 @@
 //!
 //! Two kernels, prefixed with shaders/linear.wgsl (Params and the pair loaders), their inner loops
 //! unrolled into straight-line code (body.rs, coop.rs):
-//! * `matvec` (shaders/matvec.wgsl), every M where batch invariance is on (the serving engine) and
-//!   every M below `COOP_FROM` (see `plan`: rows independent of M): memory-bound on W. A
-//!   workgroup of WG threads owns R weight rows and MR x rows; its threads stride over K together
-//!   a pair of elements (one word of a 16-bit W) per row and step, U steps a trip, and reduce with
-//!   subgroup shuffles (`sg` variant, where the adapter has subgroups) or a workgroup-memory tree.
+//! * `matvec` (shaders/matvec.wgsl), memory-bound on W: every M below `COOP_FROM`, and every M
+//!   under `BatchInvariance::FewRows` (its rows do not depend on M). A workgroup of WG threads
+//!   owns R weight rows and MR x rows; its threads stride over K together a pair of elements (one
+//!   word of a 16-bit W) per row and step, U steps a trip, and reduce with subgroup shuffles (`sg`
+//!   variant, where the adapter has subgroups) or a workgroup-memory tree.
 //!
-//! * `linear_coop` (shaders/linear_coop.wgsl, coop.rs), from `COOP_FROM` rows with batch
-//!   invariance off: tensor-core tiles (cooperative matrices, where the adapter has them) for
-//!   16-bit W and f32 x and y, x split into f16 hi + lo. Its rows do not depend on M either, but
-//!   its order of sums is not the matvec's, so the switch at `COOP_FROM` would change a row's bits
-//!   with the batch: the serving engine turns batch invariance on (`Backend::set_batch_invariant`).
+//! * `linear_coop` (shaders/linear_coop.wgsl, coop.rs): tensor-core tiles (cooperative matrices,
+//!   where the adapter has them) for 16-bit W and f32 x and y, x split into f16 hi + lo. Its rows
+//!   do not depend on M either, but its order of sums is not the matvec's: with batch invariance
+//!   off it takes M from `COOP_FROM` (`COOP_GEMM`, K unsplit), so a row's bits change with M there;
+//!   under `BatchInvariance::ManyRows` it takes every M (`coop::many_rows`, K split in four: one
+//!   order of sums for every shape of the family). The serving engine turns one of the two
+//!   invariant modes on (`Backend::set_batch_invariant`).
 //!
 //! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
 //! Any element offsets and any M, N, K are handled (16-bit rows of odd K start mid-word).
@@ -25,6 +27,7 @@ mod tests;
 
 use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
+use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
@@ -35,7 +38,7 @@ use bytemuck::{Pod, Zeroable};
 /// From this many x rows on, where batch invariance is off and the adapter has cooperative matrices,
 /// a 16-bit-weight linear is the cooperative-matrix GEMM (coop.rs): x split into f16 hi + lo, f32
 /// sums, 5-8x the matvec's FLOP/s from M = 256 on the H200 and 2-7x at M = 64. Its order of sums
-/// differs from the matvec's, so a row's bits then depend on M: the serving engine keeps it off.
+/// differs from the matvec's, so a row's bits then depend on M (batch invariance keeps it off).
 const COOP_FROM: usize = 64;
 
 /// The GEMM's shape: 64 weight rows x 64 tokens a workgroup, 8 subgroups of 2x2 tiles, K in steps
@@ -43,19 +46,43 @@ const COOP_FROM: usize = 64;
 /// the same bits).
 const COOP_GEMM: coop::Coop = coop::Coop::new(2, 2, 4, 2, 1, 32);
 
-/// Whether a linear may take the cooperative-matrix GEMM on `b` (the weight and operand dtypes are
-/// checked by `coop_plan`).
-fn coop_allowed(b: &WgpuBackend) -> bool {
-    b.caps.cooperative_matrix
-        && !b.batch_invariant.load(std::sync::atomic::Ordering::Relaxed)
-        && coop::fits(b, COOP_GEMM)
+/// The batch invariance `b` is set to.
+fn invariance(b: &WgpuBackend) -> BatchInvariance {
+    match b.batch_invariant.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => BatchInvariance::Off,
+        1 => BatchInvariance::FewRows,
+        _ => BatchInvariance::ManyRows,
+    }
 }
 
-/// Whether a linear of `m` x rows takes the cooperative-matrix GEMM: operand dtypes it takes, M from
-/// `COOP_FROM`, and the device allowing it (`coop_allowed`: the feature, the shape's fit, batch
-/// invariance off).
-fn takes_coop(m: usize, gemm_dtypes: bool, allowed: bool) -> bool {
-    gemm_dtypes && allowed && m >= COOP_FROM
+/// Whether a linear of `m` x rows takes a cooperative-matrix kernel: operand dtypes it takes
+/// (`coop_dtypes`), an adapter that runs the mode's coop shapes (`fits`), and then M from
+/// `COOP_FROM` with batch invariance off, every M under `ManyRows`, never under `FewRows`.
+fn takes_coop(m: usize, gemm_dtypes: bool, mode: BatchInvariance, fits: bool) -> bool {
+    gemm_dtypes
+        && fits
+        && match mode {
+            BatchInvariance::Off => m >= COOP_FROM,
+            BatchInvariance::FewRows => false,
+            BatchInvariance::ManyRows => true,
+        }
+}
+
+/// The coop shape a linear of `m` x rows takes on `b`, if any (`takes_coop`).
+fn coop_plan(b: &WgpuBackend, m: usize, gemm_dtypes: bool) -> Option<coop::Coop> {
+    let mode = invariance(b);
+    let fits = b.caps.cooperative_matrix
+        && match mode {
+            BatchInvariance::ManyRows => coop::many_rows_fit(b),
+            _ => coop::fits(b, COOP_GEMM),
+        };
+    if !takes_coop(m, gemm_dtypes, mode, fits) {
+        return None;
+    }
+    Some(match mode {
+        BatchInvariance::ManyRows => coop::many_rows(m),
+        _ => COOP_GEMM,
+    })
 }
 
 /// Accumulators per thread in matvec (R * MR) at most: registers, not workgroup memory, bound it.
@@ -107,27 +134,23 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
             x.dtype, w.dtype
         ));
     }
-    // a large M with batch invariance off takes swiglu apart and then the cooperative-matrix GEMM
-    if takes_coop(
-        desc.inputs[0].shape[0],
-        coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype),
-        coop_allowed(b),
-    ) {
+    // where the plain linear would take a cooperative-matrix kernel, swiglu apart and then that
+    if coop_plan(b, x.shape[0], coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype)).is_some() {
         return Support::No(format!(
-            "M >= {COOP_FROM} on cooperative matrices: swiglu, then the tensor-core GEMM (batch invariance is off)"
+            "{} rows on cooperative matrices ({:?}): swiglu, then the tensor-core linear",
+            x.shape[0],
+            invariance(b)
         ));
     }
     supports(b, desc)
 }
 
-/// The kernel for an M x K x N problem on `b`: the matvec for every M with batch invariance on. A
-/// row of y is then the same bits whatever M is (the kernel's per-row order of sums does not depend
-/// on how many x rows a workgroup holds): the serving engine packs the tokens of many sequences into
-/// one linear, and a sequence's result must not depend on its neighbours or on how its prompt was
-/// chunked. With it off (single-stream), `takes_coop` sends a large M to the GEMM.
+/// The kernel for an M x K x N problem on `b`: a cooperative-matrix shape where `coop_plan` gives
+/// one, else the matvec (whose rows are the same bits whatever M is: its per-row order of sums
+/// does not depend on how many x rows a workgroup holds).
 fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize, gemm_dtypes: bool) -> Plan {
-    if takes_coop(m, gemm_dtypes, coop_allowed(b)) {
-        return Plan::Coop(COOP_GEMM);
+    if let Some(c) = coop_plan(b, m, gemm_dtypes) {
+        return Plan::Coop(c);
     }
     // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight
     // rows and x rows a workgroup (each weight pair loaded serves more rows)

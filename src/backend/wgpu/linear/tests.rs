@@ -140,25 +140,43 @@ fn coop_kernels_compile_to_spirv() {
     assert_eq!(n, coop::CANDIDATES.len() * 4);
 }
 
-/// The GEMM is taken only from COOP_FROM rows, for f32 x and y with 16-bit weights, where the device
-/// allows it; and a device whose batch invariance is on (the serving engine's) never allows it.
+/// A coop kernel is taken only for f32 x and y with 16-bit weights where the device runs it: with
+/// batch invariance off from COOP_FROM rows, under ManyRows at every M (one K split for the
+/// family), under FewRows never.
 #[test]
-fn the_gemm_only_from_coop_from_with_its_dtypes_and_never_batch_invariant() {
+fn coop_only_from_coop_from_with_its_dtypes_and_by_invariance() {
     use crate::dtype::DType::*;
-    assert!(takes_coop(COOP_FROM, coop_dtypes(F32, BF16, F32), true));
-    assert!(takes_coop(2048, coop_dtypes(F32, F16, F32), true));
-    assert!(!takes_coop(COOP_FROM - 1, true, true));
-    assert!(!takes_coop(2048, true, false));
-    for (x, w, y) in [(F32, F32, F32), (BF16, BF16, F32), (F32, BF16, F16), (F32, Q4K, F32)] {
-        assert!(!takes_coop(2048, coop_dtypes(x, w, y), true), "{x} {w} {y}");
+    use BatchInvariance::*;
+    assert!(takes_coop(COOP_FROM, coop_dtypes(F32, BF16, F32), Off, true));
+    assert!(takes_coop(2048, coop_dtypes(F32, F16, F32), Off, true));
+    assert!(!takes_coop(COOP_FROM - 1, true, Off, true));
+    assert!(!takes_coop(2048, true, Off, false));
+    for m in [1, 7, COOP_FROM, 2048] {
+        assert!(!takes_coop(m, true, FewRows, true));
+        assert!(takes_coop(m, true, ManyRows, true));
+        assert!(!takes_coop(m, true, ManyRows, false));
     }
-    // lavapipe has no cooperative matrices; on any adapter, batch invariance turns the GEMM off
+    for (x, w, y) in [(F32, F32, F32), (BF16, BF16, F32), (F32, BF16, F16), (F32, Q4K, F32)] {
+        for mode in [Off, FewRows, ManyRows] {
+            assert!(!takes_coop(2048, coop_dtypes(x, w, y), mode, true), "{x} {w} {y}");
+        }
+    }
+    // every shape of the many-rows family splits K alike (the same bits a row at every M), from
+    // one row on
+    assert_eq!(coop::MANY_ROWS[0].0, 1);
+    for (m, c) in coop::MANY_ROWS {
+        assert!(c.valid() && c.ks == coop::ROWS_KS, "{c:?}");
+        assert_eq!(coop::many_rows(m), c);
+        assert!(coop::CANDIDATES.contains(&c), "{c:?} is not swept");
+    }
+    // lavapipe has no cooperative matrices: the matvec under every mode
     let Some(b) = WgpuBackend::all().into_iter().next() else {
         return;
     };
-    b.set_batch_invariant(true);
-    assert!(!coop_allowed(&b));
-    assert!(matches!(plan(&b, 2048, 1024, 1024, true), Plan::Matvec { .. }));
-    b.set_batch_invariant(false);
-    assert_eq!(coop_allowed(&b), b.caps.cooperative_matrix && coop::fits(&b, COOP_GEMM));
+    for mode in [FewRows, ManyRows, Off] {
+        b.set_batch_invariant(mode);
+        let coop = b.caps.cooperative_matrix;
+        let p = plan(&b, 2048, 1024, 1024, true);
+        assert_eq!(matches!(p, Plan::Coop(_)), coop && mode != FewRows, "{mode:?}: {p:?}");
+    }
 }
