@@ -63,29 +63,31 @@ pub(super) fn fits(b: &WgpuBackend, c: Coop) -> bool {
 /// shape below gives a row the same bits and `many_rows` may pick one per M.
 pub(super) const ROWS_KS: u32 = 4;
 
-/// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences):
-/// (from M, shape). Splitting K over four subgroups keeps many loads in flight where a few rows
-/// leave the tensor cores idle; larger token tiles read each weight tile for more rows.
-pub(super) const MANY_ROWS: [(usize, Coop); 3] = [
-    (1, Coop::new(1, 1, 1, 1, ROWS_KS, 128)),
-    (32, Coop::new(2, 1, 1, 1, ROWS_KS, 128)),
-    (128, Coop::new(2, 2, 2, 2, ROWS_KS, 64)),
+/// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences), its
+/// K split over four subgroups: that keeps many loads in flight where few rows leave the tensor
+/// cores idle; larger token tiles read each weight tile for more rows. `many_rows` picks by M and
+/// K (the fastest of the family, or within ~10% of it, at each shape of an H200 sweep).
+pub(super) const MANY_ROWS: [Coop; 4] = [
+    Coop::new(1, 1, 1, 1, ROWS_KS, 128), // below 32 rows
+    Coop::new(1, 2, 1, 1, ROWS_KS, 128), // 32..127 rows, K >= 2048
+    Coop::new(1, 2, 1, 2, ROWS_KS, 64),  // 32..127 rows, shorter K
+    Coop::new(2, 2, 2, 2, ROWS_KS, 64),  // from 128 rows
 ];
 
-/// The many-rows shape for `m` x rows.
-pub(super) fn many_rows(m: usize) -> Coop {
-    MANY_ROWS
-        .iter()
-        .rev()
-        .find(|(from, _)| m >= *from)
-        .unwrap_or(&MANY_ROWS[0])
-        .1
+/// The many-rows shape for `m` x rows of length `k`.
+pub(super) fn many_rows(m: usize, k: usize) -> Coop {
+    match (m, k) {
+        (128.., _) => MANY_ROWS[3],
+        (32.., 2048..) => MANY_ROWS[1],
+        (32.., _) => MANY_ROWS[2],
+        _ => MANY_ROWS[0],
+    }
 }
 
 /// Whether every shape of the many-rows family runs on `b` (all or none: a family that changed
 /// kernels with M would change a row's bits with the batch).
 pub(super) fn many_rows_fit(b: &WgpuBackend) -> bool {
-    MANY_ROWS.iter().all(|&(_, c)| fits(b, c))
+    MANY_ROWS.iter().all(|&c| fits(b, c))
 }
 
 /// Whether the 16-byte loaders apply: x rows start on 4 f32, W rows on 8 halves.

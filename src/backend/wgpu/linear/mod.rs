@@ -69,7 +69,7 @@ fn takes_coop(m: usize, gemm_dtypes: bool, mode: BatchInvariance, fits: bool) ->
 }
 
 /// The coop shape a linear of `m` x rows takes on `b`, if any (`takes_coop`).
-fn coop_plan(b: &WgpuBackend, m: usize, gemm_dtypes: bool) -> Option<coop::Coop> {
+fn coop_plan(b: &WgpuBackend, m: usize, k: usize, gemm_dtypes: bool) -> Option<coop::Coop> {
     let mode = invariance(b);
     let fits = b.caps.cooperative_matrix
         && match mode {
@@ -80,7 +80,7 @@ fn coop_plan(b: &WgpuBackend, m: usize, gemm_dtypes: bool) -> Option<coop::Coop>
         return None;
     }
     Some(match mode {
-        BatchInvariance::ManyRows => coop::many_rows(m),
+        BatchInvariance::ManyRows => coop::many_rows(m, k),
         _ => COOP_GEMM,
     })
 }
@@ -135,7 +135,14 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
         ));
     }
     // where the plain linear would take a cooperative-matrix kernel, swiglu apart and then that
-    if coop_plan(b, x.shape[0], coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype)).is_some() {
+    if coop_plan(
+        b,
+        x.shape[0],
+        w.shape[1],
+        coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype),
+    )
+    .is_some()
+    {
         return Support::No(format!(
             "{} rows on cooperative matrices ({:?}): swiglu, then the tensor-core linear",
             x.shape[0],
@@ -148,8 +155,8 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// The kernel for an M x K x N problem on `b`: a cooperative-matrix shape where `coop_plan` gives
 /// one, else the matvec (whose rows are the same bits whatever M is: its per-row order of sums
 /// does not depend on how many x rows a workgroup holds).
-fn plan(b: &WgpuBackend, m: usize, _k: usize, _n: usize, gemm_dtypes: bool) -> Plan {
-    if let Some(c) = coop_plan(b, m, gemm_dtypes) {
+fn plan(b: &WgpuBackend, m: usize, k: usize, _n: usize, gemm_dtypes: bool) -> Plan {
+    if let Some(c) = coop_plan(b, m, k, gemm_dtypes) {
         return Plan::Coop(c);
     }
     // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight
