@@ -38,6 +38,9 @@ pub struct ServeOptions {
     pub max_batch_tokens: usize,
     /// None: the model's default (on, off for hybrid models)
     pub prefix_caching: Option<bool>,
+    /// The family of kernels every step runs (batch invariance holds within one family, never
+    /// across two); None: by `max_seqs` (`MANY_ROWS_FROM_SEQS`).
+    pub kernels: Option<BatchInvariance>,
 }
 
 /// The default KV budget when `--kv-memory` is not given: 2 GiB.
@@ -52,6 +55,7 @@ impl Default for ServeOptions {
             max_seqs: DEFAULT_MAX_SEQS,
             max_batch_tokens: DEFAULT_MAX_BATCH_TOKENS,
             prefix_caching: None,
+            kernels: None,
         }
     }
 }
@@ -65,6 +69,9 @@ impl ServeOptions {
     /// The batch invariance the engine runs under: one family of kernels for every step, so a
     /// sequence's bits do not depend on what else is in its steps.
     pub fn invariance(&self) -> BatchInvariance {
+        if let Some(k) = self.kernels.filter(|&k| k != BatchInvariance::Off) {
+            return k;
+        }
         if self.max_seqs >= MANY_ROWS_FROM_SEQS {
             BatchInvariance::ManyRows
         } else {

@@ -65,21 +65,21 @@ pub(super) const ROWS_KS: u32 = 4;
 
 /// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences), its
 /// K split over four subgroups: that keeps many loads in flight where few rows leave the tensor
-/// cores idle; larger token tiles read each weight tile for more rows. `many_rows` picks by M and
-/// K (the fastest of the family, or within ~10% of it, at each shape of an H200 sweep).
+/// cores idle; larger token tiles read each weight tile for more rows. `many_rows` picks by M, K
+/// and N (the fastest of the family, or within ~10% of it, at each shape of an H200 sweep).
 pub(super) const MANY_ROWS: [Coop; 4] = [
     Coop::new(1, 1, 1, 1, ROWS_KS, 128), // below 32 rows
     Coop::new(1, 2, 1, 1, ROWS_KS, 128), // 32..127 rows, K >= 2048
     Coop::new(1, 2, 1, 2, ROWS_KS, 64),  // 32..127 rows, shorter K
-    Coop::new(2, 2, 2, 2, ROWS_KS, 64),  // from 128 rows
+    Coop::new(2, 2, 2, 2, ROWS_KS, 64),  // from 128 rows, or 32 of a vocabulary-sized N
 ];
 
-/// The many-rows shape for `m` x rows of length `k`.
-pub(super) fn many_rows(m: usize, k: usize) -> Coop {
-    match (m, k) {
-        (128.., _) => MANY_ROWS[3],
-        (32.., 2048..) => MANY_ROWS[1],
-        (32.., _) => MANY_ROWS[2],
+/// The many-rows shape for `m` x rows of length `k` against `n` weight rows.
+pub(super) fn many_rows(m: usize, k: usize, n: usize) -> Coop {
+    match (m, k, n) {
+        (128.., _, _) | (32.., _, 65536..) => MANY_ROWS[3],
+        (32.., 2048.., _) => MANY_ROWS[1],
+        (32.., _, _) => MANY_ROWS[2],
         _ => MANY_ROWS[0],
     }
 }

@@ -69,7 +69,7 @@ fn takes_coop(m: usize, gemm_dtypes: bool, mode: BatchInvariance, fits: bool) ->
 }
 
 /// The coop shape a linear of `m` x rows takes on `b`, if any (`takes_coop`).
-fn coop_plan(b: &WgpuBackend, m: usize, k: usize, gemm_dtypes: bool) -> Option<coop::Coop> {
+fn coop_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), gemm_dtypes: bool) -> Option<coop::Coop> {
     let mode = invariance(b);
     let fits = b.caps.cooperative_matrix
         && match mode {
@@ -80,7 +80,7 @@ fn coop_plan(b: &WgpuBackend, m: usize, k: usize, gemm_dtypes: bool) -> Option<c
         return None;
     }
     Some(match mode {
-        BatchInvariance::ManyRows => coop::many_rows(m, k),
+        BatchInvariance::ManyRows => coop::many_rows(m, k, n),
         _ => COOP_GEMM,
     })
 }
@@ -137,8 +137,7 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     // where the plain linear would take a cooperative-matrix kernel, swiglu apart and then that
     if coop_plan(
         b,
-        x.shape[0],
-        w.shape[1],
+        (x.shape[0], w.shape[1], w.shape[0]),
         coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype),
     )
     .is_some()
@@ -155,8 +154,8 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// The kernel for an M x K x N problem on `b`: a cooperative-matrix shape where `coop_plan` gives
 /// one, else the matvec (whose rows are the same bits whatever M is: its per-row order of sums
 /// does not depend on how many x rows a workgroup holds).
-fn plan(b: &WgpuBackend, m: usize, k: usize, _n: usize, gemm_dtypes: bool) -> Plan {
-    if let Some(c) = coop_plan(b, m, k, gemm_dtypes) {
+fn plan(b: &WgpuBackend, m: usize, k: usize, n: usize, gemm_dtypes: bool) -> Plan {
+    if let Some(c) = coop_plan(b, (m, k, n), gemm_dtypes) {
         return Plan::Coop(c);
     }
     // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight

@@ -166,9 +166,11 @@ fn coop_only_from_coop_from_with_its_dtypes_and_by_invariance() {
     for c in coop::MANY_ROWS {
         assert!(c.valid() && c.ks == coop::ROWS_KS, "{c:?}");
         assert!(coop::CANDIDATES.contains(&c), "{c:?} is not swept");
-        let picked = [1, 31, 32, 127, 128, 4096]
-            .iter()
-            .any(|&m| [64, 2048].iter().any(|&k| coop::many_rows(m, k) == c));
+        let picked = [1, 31, 32, 127, 128, 4096].iter().any(|&m| {
+            [64, 2048]
+                .iter()
+                .any(|&k| [64, 151936].iter().any(|&n| coop::many_rows(m, k, n) == c))
+        });
         assert!(picked, "{c:?} is never picked");
     }
     // lavapipe has no cooperative matrices: the matvec under every mode
