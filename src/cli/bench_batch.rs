@@ -44,15 +44,15 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
             s.add(Request::greedy(i, ids, g))?;
         }
         let t0 = Instant::now();
-        let (mut first, mut tokens_after, mut t_first) = (0, 0u64, None);
+        let mut tally = Tally::new(n);
         let mut profiled = json!(null);
         while !s.is_idle() {
-            let profile = b.profile && n == biggest && t_first.is_some() && profiled.is_null();
+            let profile = b.profile && n == biggest && tally.t_first.is_some() && profiled.is_null();
             if profile {
                 // one step alone in flight, so the timestamps are that step's
                 s.set_pipelining(false);
                 while s.steps_in_flight() > 0 {
-                    count(&mut s.step()?, &mut first, &mut tokens_after, &mut t_first, n);
+                    tally.count(&mut s.step()?);
                 }
                 if let Support::Yes = s.engine.dev.capability(Capability::Timestamps) {
                     s.engine.dev.set_profiling(true)?;
@@ -63,18 +63,18 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
                 profiled = profile_rows(&mut s, n, bw)?;
                 s.set_pipelining(true);
             }
-            count(&mut ev, &mut first, &mut tokens_after, &mut t_first, n);
+            tally.count(&mut ev);
         }
         let total = t0.elapsed().as_secs_f64();
-        let tf = t_first.map(|t| (t - t0).as_secs_f64()).unwrap_or(total);
+        let tf = tally.t_first.map(|t| (t - t0).as_secs_f64()).unwrap_or(total);
         let prefill_tps = (n * p) as f64 / tf;
         let decode_s = total - tf;
-        let decode_tps = tokens_after as f64 / decode_s.max(1e-9);
+        let decode_tps = tally.tokens_after as f64 / decode_s.max(1e-9);
         let kv_tok = s.kv_bytes_per_token();
         // a decode step reads the weights once and each sequence's KV (average context p + g/2)
         let step_bytes =
             s.engine.weights.decode_bytes() as f64 + n as f64 * (p as f64 + g as f64 / 2.0) * kv_tok as f64;
-        let step_s = decode_s / (g - 1) as f64;
+        let step_s = decode_s / tally.steps_after.max(1) as f64;
         let frac = bw.map(|bw| step_bytes / step_s / bw);
         println!(
             "  batch {n:>3}: decode {decode_tps:>9.1} tokens/s ({:.3} ms/step{}), prefill {prefill_tps:>9.0} tokens/s; KV {kv_tok} B/token",
@@ -93,25 +93,42 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
     Ok(json!(rows))
 }
 
-/// Counts a step's tokens: the first token of every request, then the tokens after.
-fn count(
-    ev: &mut Vec<crate::serve::Event>,
-    first: &mut usize,
-    after: &mut u64,
-    t_first: &mut Option<Instant>,
+/// The tokens of the run so far: the decode phase starts once every request has had its first
+/// token (counted by request, not by event: a sequence prefilled early decodes alongside the
+/// others' prefill chunks, and those tokens belong to neither phase's rate).
+struct Tally {
     n: usize,
-) {
-    if t_first.is_some() {
-        *after += ev.len() as u64;
-    } else {
-        *first += ev.len();
-        if *first >= n {
-            *t_first = Some(Instant::now());
-        }
-    }
-    ev.clear();
+    seen: std::collections::HashSet<crate::serve::RequestId>,
+    t_first: Option<Instant>,
+    tokens_after: u64,
+    steps_after: u64,
 }
 
+impl Tally {
+    fn new(n: usize) -> Tally {
+        Tally {
+            n,
+            seen: Default::default(),
+            t_first: None,
+            tokens_after: 0,
+            steps_after: 0,
+        }
+    }
+
+    /// A step's events.
+    fn count(&mut self, ev: &mut Vec<crate::serve::Event>) {
+        if self.t_first.is_some() {
+            self.tokens_after += ev.len() as u64;
+            self.steps_after += u64::from(!ev.is_empty());
+        } else {
+            self.seen.extend(ev.iter().map(|e| e.id));
+            if self.seen.len() >= self.n {
+                self.t_first = Some(Instant::now());
+            }
+        }
+        ev.clear();
+    }
+}
 /// The kernel time of the decode step just run (the profile was on for it).
 fn profile_rows(s: &mut ServeEngine, n: usize, bw: Option<f64>) -> Result<serde_json::Value> {
     let rows = s.engine.dev.profile();
