@@ -38,8 +38,8 @@ pub enum BatchInvariance {
     /// Kernels built for few rows at every M (the memory-bound matvec): a step of one or a few
     /// sequences runs as fast as single-stream decode.
     FewRows,
-    /// Kernels built for many rows at every M, one row included (tensor-core tiles with one fixed
-    /// K split, where the device has them; elsewhere the same kernels as `FewRows`).
+    /// Kernels built for many rows at every M, one row included (tensor-core tiles with one K split
+    /// per weight matrix, where the device has them; elsewhere the same kernels as `FewRows`).
     ManyRows,
 }
 

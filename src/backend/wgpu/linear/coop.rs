@@ -59,29 +59,39 @@ pub(super) fn fits(b: &WgpuBackend, c: Coop) -> bool {
         && c.nsg() * 32 <= b.caps.max_invocations
 }
 
-/// The K split of the many-rows family: a row's order of sums depends on K and KS alone, so every
-/// shape below gives a row the same bits and `many_rows` may pick one per M.
-pub(super) const ROWS_KS: u32 = 4;
+/// From this many weight rows (a vocabulary-sized N: the LM head) the many-rows family leaves K
+/// unsplit: such a matrix gives workgroups enough without the split, and the unsplit shapes were
+/// 1.1x slower at one row but 2.2x faster at 64 on an H200.
+pub(super) const VOCAB_N: usize = 65536;
 
-/// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences), its
-/// K split over four subgroups: that keeps many loads in flight where few rows leave the tensor
-/// cores idle; larger token tiles read each weight tile for more rows. `many_rows` picks by M, K
-/// and N (the fastest of the family, or within ~10% of it, at each shape of an H200 sweep).
-pub(super) const MANY_ROWS: [Coop; 4] = [
-    Coop::new(1, 1, 1, 1, ROWS_KS, 128), // below 32 rows
-    Coop::new(1, 2, 1, 1, ROWS_KS, 128), // 32..127 rows, K >= 2048
-    Coop::new(1, 2, 1, 2, ROWS_KS, 64),  // 32..127 rows, shorter K
-    Coop::new(2, 2, 2, 2, ROWS_KS, 64),  // from 128 rows, or 32 of a vocabulary-sized N
+/// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences). A
+/// row's order of sums depends on K and KS alone, so a weight matrix must see one KS at every M:
+/// KS here depends on N only (four K-groups below `VOCAB_N`: many loads in flight where few rows
+/// leave the tensor cores idle; one from it). Within a KS `many_rows` picks by M and K (the fastest
+/// of the family, or within ~10% of it, at each shape of an H200 sweep): larger token tiles read
+/// each weight tile for more rows, longer K steps move more bytes a round trip.
+pub(super) const MANY_ROWS: [Coop; 7] = [
+    Coop::new(1, 1, 1, 1, 4, 128), // below 32 rows, K < 2048
+    Coop::new(1, 1, 1, 1, 4, 256), // below 64 rows, K >= 2048
+    Coop::new(1, 2, 1, 1, 4, 128), // 64..127 rows, K >= 2048
+    Coop::new(1, 2, 1, 2, 4, 64),  // 32..127 rows, K < 2048
+    Coop::new(1, 2, 2, 2, 4, 64),  // from 128 rows
+    Coop::new(2, 2, 1, 2, 1, 64),  // N >= VOCAB_N, below 32 rows
+    Coop::new(4, 2, 2, 4, 1, 64),  // N >= VOCAB_N, from 32 rows
 ];
 
 /// The many-rows shape for `m` x rows of length `k` against `n` weight rows.
 pub(super) fn many_rows(m: usize, k: usize, n: usize) -> Coop {
-    match (m, k, n) {
-        (128.., _, _) | (32.., _, 65536..) => MANY_ROWS[3],
-        (32.., 2048.., _) => MANY_ROWS[1],
-        (32.., _, _) => MANY_ROWS[2],
-        _ => MANY_ROWS[0],
+    if n >= VOCAB_N {
+        return MANY_ROWS[if m < 32 { 5 } else { 6 }];
     }
+    MANY_ROWS[match (m, k) {
+        (128.., _) => 4,
+        (64.., 2048..) => 2,
+        (_, 2048..) => 1,
+        (32.., _) => 3,
+        _ => 0,
+    }]
 }
 
 /// Whether every shape of the many-rows family runs on `b` (all or none: a family that changed
@@ -237,7 +247,7 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 18] = [
+pub(crate) const CANDIDATES: [Coop; 28] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -259,6 +269,17 @@ pub(crate) const CANDIDATES: [Coop; 18] = [
     Coop::new(2, 2, 1, 2, 4, 64),  // BN 64, 16 tokens, 8 subgroups of 2x2
     Coop::new(1, 2, 2, 2, 4, 64),  // BN 32, 32 tokens, 8 subgroups of 2x2
     Coop::new(2, 2, 2, 2, 4, 64),  // BN 64, 32 tokens, 16 subgroups of 2x2
+    // longer K steps: more bytes a round trip, fewer barriers
+    Coop::new(1, 1, 1, 1, 4, 256),
+    Coop::new(1, 2, 1, 1, 4, 256),
+    Coop::new(1, 1, 1, 2, 4, 256),
+    Coop::new(1, 2, 1, 2, 4, 256),
+    Coop::new(1, 2, 1, 2, 4, 128),
+    Coop::new(1, 2, 2, 2, 4, 128),
+    Coop::new(2, 2, 1, 2, 4, 128),
+    Coop::new(2, 2, 4, 2, 1, 64),
+    Coop::new(2, 4, 2, 2, 1, 64),
+    Coop::new(4, 2, 2, 4, 1, 64),
 ];
 
 /// `Plan::Coop` of every candidate.

@@ -12,8 +12,8 @@
 //!   where the adapter has them) for 16-bit W and f32 x and y, x split into f16 hi + lo. Its rows
 //!   do not depend on M either, but its order of sums is not the matvec's: with batch invariance
 //!   off it takes M from `COOP_FROM` (`COOP_GEMM`, K unsplit), so a row's bits change with M there;
-//!   under `BatchInvariance::ManyRows` it takes every M (`coop::many_rows`, K split in four: one
-//!   order of sums for every shape of the family). The serving engine turns one of the two
+//!   under `BatchInvariance::ManyRows` it takes every M (`coop::many_rows`: one K split for every
+//!   M of a weight matrix, so one order of sums). The serving engine turns one of the two
 //!   invariant modes on (`Backend::set_batch_invariant`).
 //!
 //! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
@@ -41,10 +41,10 @@ use bytemuck::{Pod, Zeroable};
 /// differs from the matvec's, so a row's bits then depend on M (batch invariance keeps it off).
 const COOP_FROM: usize = 64;
 
-/// The GEMM's shape: 64 weight rows x 64 tokens a workgroup, 8 subgroups of 2x2 tiles, K in steps
-/// of 32 (the fastest on the H200 at M >= 64 of every model shape timed; every K-split-1 shape gives
-/// the same bits).
-const COOP_GEMM: coop::Coop = coop::Coop::new(2, 2, 4, 2, 1, 32);
+/// The GEMM's shape: 128 weight rows x 64 tokens a workgroup, 8 subgroups of 2x4 tiles, K in steps
+/// of 64 (the fastest on the H200 from M = 256 of every model shape timed, 1.1-1.25x the 64 x 64
+/// tile in steps of 32; every K-split-1 shape gives the same bits).
+const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 
 /// The batch invariance `b` is set to.
 fn invariance(b: &WgpuBackend) -> BatchInvariance {

@@ -161,17 +161,23 @@ fn coop_only_from_coop_from_with_its_dtypes_and_by_invariance() {
             assert!(!takes_coop(2048, coop_dtypes(x, w, y), mode, true), "{x} {w} {y}");
         }
     }
-    // every shape of the many-rows family splits K alike (the same bits a row at every M), and
-    // each is picked somewhere
+    // a weight matrix (K, N) sees one K split at every M in the many-rows family (the same bits a
+    // row whatever M is), and every shape of the family is swept and picked somewhere
+    let ms = [1, 7, 31, 32, 63, 64, 127, 128, 4096];
+    let mut picked = std::collections::HashSet::new();
+    for k in [64, 2047, 2048, 9000] {
+        for n in [1, coop::VOCAB_N - 1, coop::VOCAB_N, 151936] {
+            let ks = coop::many_rows(1, k, n).ks;
+            for m in ms {
+                let c = coop::many_rows(m, k, n);
+                assert_eq!(c.ks, ks, "K {k} N {n}: M {m} takes {c:?}");
+                picked.insert(c);
+            }
+        }
+    }
     for c in coop::MANY_ROWS {
-        assert!(c.valid() && c.ks == coop::ROWS_KS, "{c:?}");
-        assert!(coop::CANDIDATES.contains(&c), "{c:?} is not swept");
-        let picked = [1, 31, 32, 127, 128, 4096].iter().any(|&m| {
-            [64, 2048]
-                .iter()
-                .any(|&k| [64, 151936].iter().any(|&n| coop::many_rows(m, k, n) == c))
-        });
-        assert!(picked, "{c:?} is never picked");
+        assert!(c.valid() && coop::CANDIDATES.contains(&c), "{c:?} is not swept");
+        assert!(picked.contains(&c), "{c:?} is never picked");
     }
     // lavapipe has no cooperative matrices: the matvec under every mode
     let Some(b) = WgpuBackend::all().into_iter().next() else {
