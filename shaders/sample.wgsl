@@ -62,17 +62,34 @@ var<workgroup> h_hi: array<atomic<u32>, 256>;
 // what invocation 0 tells the others: prefix key, prefix ~id, mass above (lo, hi), done, found id
 var<workgroup> bc: array<u32, 8>;
 
-// The first element strictly after (pk, pi) in the order: (key, id) to every invocation.
+// (bk, bi) becomes (k, j) where k is after (pk, pi) and above bk: the caller offers j in
+// increasing order, so a tie keeps the earlier id.
+fn offer(bk: ptr<function, u32>, bi: ptr<function, u32>, k: u32, j: u32, pk: u32, pi: u32) {
+    if (after(k, j, pk, pi) && k > *bk) {
+        *bk = k;
+        *bi = j;
+    }
+}
+
+// The first element strictly after (pk, pi) in the order: (key, id) to every invocation. A row is
+// long (a vocabulary) and has one workgroup: four loads are issued before they are compared, so
+// an invocation waits on one round trip for four elements, not one each.
 fn next_after(base: u32, lid: u32, pk: u32, pi: u32) -> vec2<u32> {
     var bk = 0u;
     var bi = 0xffffffffu;
-    for (var j = lid; j < p.v; j += WG) {
-        let k = okey(ldbits_logits(base + j));
-        // j only grows, so a tie keeps the earlier id
-        if (after(k, j, pk, pi) && k > bk) {
-            bk = k;
-            bi = j;
-        }
+    var j = lid;
+    for (; j + 3u * WG < p.v; j += 4u * WG) {
+        let k0 = okey(ldbits_logits(base + j));
+        let k1 = okey(ldbits_logits(base + j + WG));
+        let k2 = okey(ldbits_logits(base + j + 2u * WG));
+        let k3 = okey(ldbits_logits(base + j + 3u * WG));
+        offer(&bk, &bi, k0, j, pk, pi);
+        offer(&bk, &bi, k1, j + WG, pk, pi);
+        offer(&bk, &bi, k2, j + 2u * WG, pk, pi);
+        offer(&bk, &bi, k3, j + 3u * WG, pk, pi);
+    }
+    for (; j < p.v; j += WG) {
+        offer(&bk, &bi, okey(ldbits_logits(base + j)), j, pk, pi);
     }
     red_k[lid] = bk;
     red_i[lid] = bi;
@@ -205,6 +222,14 @@ fn search(base: u32, lid: u32, by_count: bool, need: vec2<u32>, mb: u32, scale: 
     return workgroupUniformLoad(&bc)[5];
 }
 
+// exp(l - m) of the logit with bits b, 0 for an infinite or NaN one
+fn exp_finite(b: u32, m: f32) -> f32 {
+    if ((b & 0x7f800000u) == 0x7f800000u) {
+        return 0.0;
+    }
+    return exp(bitcast<f32>(b) - m);
+}
+
 // log-softmax at temperature 1 of the logit with bits lb, given the row's maximum m (finite) and
 // ln of the sum of exp(l - m)
 fn logprob(lb: u32, m: f32, ln_s: f32) -> u32 {
@@ -270,11 +295,20 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let finite_m = (mb & 0x7f800000u) != 0x7f800000u && head.x > 1u;
     var s = 0.0;
     if (finite_m) {
-        for (var j = lid; j < p.v; j += WG) {
-            let b = ldbits_logits(base + j);
-            if ((b & 0x7f800000u) != 0x7f800000u) {
-                s += exp(bitcast<f32>(b) - m);
-            }
+        // four loads before their sums (as next_after), the sums in j order
+        var j = lid;
+        for (; j + 3u * WG < p.v; j += 4u * WG) {
+            let b0 = ldbits_logits(base + j);
+            let b1 = ldbits_logits(base + j + WG);
+            let b2 = ldbits_logits(base + j + 2u * WG);
+            let b3 = ldbits_logits(base + j + 3u * WG);
+            s += exp_finite(b0, m);
+            s += exp_finite(b1, m);
+            s += exp_finite(b2, m);
+            s += exp_finite(b3, m);
+        }
+        for (; j < p.v; j += WG) {
+            s += exp_finite(ldbits_logits(base + j), m);
         }
     }
     red_f[lid] = s;
