@@ -113,14 +113,53 @@ fn next_after(base: u32, lid: u32, pk: u32, pi: u32) -> vec2<u32> {
     return vec2<u32>(s[0], s[1]);
 }
 
+// The weight of element j (logit bits b) if it is not after (ck, ci) in the order, else 0.
+fn kept_weight(b: u32, j: u32, mb: u32, scale: f32, ck: u32, ci: u32) -> vec2<u32> {
+    if (after(okey(b), j, ck, ci)) {
+        return vec2<u32>(0u);
+    }
+    return weight(b, mb, scale);
+}
+
+// Element j (logit bits b) into the histogram of digit lv if it matches the prefix (pk, pn): its
+// count, and its weight unless by_count (atomics: exact in any order).
+fn bin(b: u32, j: u32, by_count: bool, mb: u32, scale: f32, pk: u32, pn: u32, lv: u32) {
+    let k = okey(b);
+    if (!matches(k, ~j, pk, pn, lv)) {
+        return;
+    }
+    var w = vec2<u32>(1u, 0u);
+    if (!by_count) {
+        w = weight(b, mb, scale);
+    }
+    // a weightless element can never be where a mass is reached
+    if (w.x != 0u || w.y != 0u) {
+        let d = digit(k, ~j, lv);
+        atomicAdd(&h_count[d], 1u);
+        if (!by_count) {
+            let old = atomicAdd(&h_lo[d], w.x);
+            atomicAdd(&h_hi[d], w.y + select(0u, 1u, old + w.x < old));
+        }
+    }
+}
+
 // The total weight of the elements up to (ck, ci) in the order (all of them for ci = ~0 and ck = 0).
+// (Exact integer sums: any order gives the same total; loads four at a time as in next_after.)
 fn mass_upto(base: u32, lid: u32, mb: u32, scale: f32, ck: u32, ci: u32) -> vec2<u32> {
     var acc = vec2<u32>(0u);
-    for (var j = lid; j < p.v; j += WG) {
-        let b = ldbits_logits(base + j);
-        if (!after(okey(b), j, ck, ci)) {
-            acc = add64(acc, weight(b, mb, scale));
-        }
+    var j = lid;
+    for (; j + 3u * WG < p.v; j += 4u * WG) {
+        let b0 = ldbits_logits(base + j);
+        let b1 = ldbits_logits(base + j + WG);
+        let b2 = ldbits_logits(base + j + 2u * WG);
+        let b3 = ldbits_logits(base + j + 3u * WG);
+        acc = add64(acc, kept_weight(b0, j, mb, scale, ck, ci));
+        acc = add64(acc, kept_weight(b1, j + WG, mb, scale, ck, ci));
+        acc = add64(acc, kept_weight(b2, j + 2u * WG, mb, scale, ck, ci));
+        acc = add64(acc, kept_weight(b3, j + 3u * WG, mb, scale, ck, ci));
+    }
+    for (; j < p.v; j += WG) {
+        acc = add64(acc, kept_weight(ldbits_logits(base + j), j, mb, scale, ck, ci));
     }
     red_lo[lid] = acc.x;
     red_hi[lid] = acc.y;
@@ -153,24 +192,19 @@ fn search(base: u32, lid: u32, by_count: bool, need: vec2<u32>, mb: u32, scale: 
         atomicStore(&h_lo[lid], 0u);
         atomicStore(&h_hi[lid], 0u);
         workgroupBarrier();
-        for (var j = lid; j < p.v; j += WG) {
-            let b = ldbits_logits(base + j);
-            let k = okey(b);
-            if (matches(k, ~j, pk, pn, lv)) {
-                var w = vec2<u32>(1u, 0u);
-                if (!by_count) {
-                    w = weight(b, mb, scale);
-                }
-                // a weightless element can never be where a mass is reached
-                if (w.x != 0u || w.y != 0u) {
-                    let d = digit(k, ~j, lv);
-                    atomicAdd(&h_count[d], 1u);
-                    if (!by_count) {
-                        let old = atomicAdd(&h_lo[d], w.x);
-                        atomicAdd(&h_hi[d], w.y + select(0u, 1u, old + w.x < old));
-                    }
-                }
-            }
+        var j = lid;
+        for (; j + 3u * WG < p.v; j += 4u * WG) {
+            let b0 = ldbits_logits(base + j);
+            let b1 = ldbits_logits(base + j + WG);
+            let b2 = ldbits_logits(base + j + 2u * WG);
+            let b3 = ldbits_logits(base + j + 3u * WG);
+            bin(b0, j, by_count, mb, scale, pk, pn, lv);
+            bin(b1, j + WG, by_count, mb, scale, pk, pn, lv);
+            bin(b2, j + 2u * WG, by_count, mb, scale, pk, pn, lv);
+            bin(b3, j + 3u * WG, by_count, mb, scale, pk, pn, lv);
+        }
+        for (; j < p.v; j += WG) {
+            bin(ldbits_logits(base + j), j, by_count, mb, scale, pk, pn, lv);
         }
         workgroupBarrier();
         if (lid == 0u) {
