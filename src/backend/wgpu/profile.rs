@@ -6,6 +6,23 @@ use std::collections::BTreeMap;
 
 pub const MAX_DISPATCHES: u32 = 2048;
 
+/// The profile row a dispatch of `key` is charged to: its entry point, and for the linear kernels
+/// also the variant (the tile shape, the loaders), the one thing that tells their rows apart.
+pub fn row_name(key: &super::kernel::KernelKey) -> &'static str {
+    if !matches!(key.entry, "linear_coop" | "matvec") {
+        return key.entry;
+    }
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let name = format!("{} {}", key.entry, key.variant);
+    let mut names = NAMES.lock().unwrap();
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.into_boxed_str());
+    names.push(n);
+    n
+}
+
 pub struct Profiler {
     pub queries: wgpu::QuerySet,
     pub resolve: wgpu::Buffer,

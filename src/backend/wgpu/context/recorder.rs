@@ -114,7 +114,7 @@ impl WgpuBackend {
                 ..
             } = &mut *rec;
             *pass = None;
-            let tw = profiler.as_mut().unwrap().writes(key.entry);
+            let tw = profiler.as_mut().unwrap().writes(super::super::profile::row_name(key));
             *pass = Some(
                 encoder
                     .as_mut()
