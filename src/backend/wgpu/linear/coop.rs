@@ -106,7 +106,7 @@ pub(super) fn aligned(k: usize, x_off: usize, w_off: usize) -> bool {
 }
 
 /// The kernel key and constants of `c` for W of dtype `wd` (x and y f32).
-pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKey, Vec<(&'static str, String)>) {
+pub(super) fn spec(c: Coop, wd: DType, aligned: bool) -> (KernelKey, Vec<(&'static str, String)>) {
     assert!(
         c.valid() && matches!(wd, DType::F16 | DType::BF16),
         "linear coop: {c:?} {wd}"
@@ -132,31 +132,32 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
     let key = KernelKey {
         entry: "linear_coop",
         bindings,
-        variant: format!(
-            "{}{}{}",
-            c.variant(),
-            if aligned { "a" } else { "" },
-            if swiglu { "sw" } else { "" }
-        ),
+        variant: format!("{}{}", c.variant(), if aligned { "a" } else { "" }),
     };
     (key, consts)
 }
 
 /// The loaders of the aligned (16-byte) or scalar path: ld_w8(n, k), ld_x4(m, k), raw bits,
 /// zeros past N / M and K (k is a multiple of 8 / 4; in the scalar path each element is checked).
-/// With `swiglu` (swiglu_linear), x is [M, 2K] f32 (gate, up) pairs and ld_x4 gives silu(gate) *
-/// up of four of them, as shaders/swiglu_pairs.wgsl computes it.
-fn loaders(aligned: bool, swiglu: bool) -> String {
-    let w = if aligned {
+fn loaders(aligned: bool) -> &'static str {
+    if aligned {
         "fn ld_w8(n: u32, k: u32) -> vec4<u32> {
     if (n >= p.n || k >= p.k) { return vec4<u32>(); }
     return w_v4[(p.offs[0].y + n * p.k + k) >> 3u];
+}
+fn ld_x4(m: u32, k: u32) -> vec4<u32> {
+    if (m >= p.m || k >= p.k) { return vec4<u32>(); }
+    return x_v4[(p.offs[0].x + m * p.k + k) >> 2u];
 }
 "
     } else {
         "fn w_bits(n: u32, k: u32) -> u32 {
     if (n >= p.n || k >= p.k) { return 0u; }
     return ldbits_w(n * p.k + k);
+}
+fn x_bits(m: u32, k: u32) -> u32 {
+    if (m >= p.m || k >= p.k) { return 0u; }
+    return ldbits_x(m * p.k + k);
 }
 fn ld_w8(n: u32, k: u32) -> vec4<u32> {
     var v = vec4<u32>();
@@ -165,62 +166,16 @@ fn ld_w8(n: u32, k: u32) -> vec4<u32> {
     }
     return v;
 }
-"
-    };
-    let x = match (aligned, swiglu) {
-        (true, false) => {
-            "fn ld_x4(m: u32, k: u32) -> vec4<u32> {
-    if (m >= p.m || k >= p.k) { return vec4<u32>(); }
-    return x_v4[(p.offs[0].x + m * p.k + k) >> 2u];
-}
-"
-        }
-        (true, true) => {
-            "fn ld_x4(m: u32, k: u32) -> vec4<u32> {
-    if (m >= p.m || k >= p.k) { return vec4<u32>(); }
-    let i = (p.offs[0].x + 2u * (m * p.k + k)) >> 2u;
-    let a = bitcast<vec4<f32>>(x_v4[i]);
-    let b = bitcast<vec4<f32>>(x_v4[i + 1u]);
-    return bitcast<vec4<u32>>(vec4<f32>(swiglu_of(a.x, a.y), swiglu_of(a.z, a.w), swiglu_of(b.x, b.y),
-                                        swiglu_of(b.z, b.w)));
-}
-"
-        }
-        (false, false) => {
-            "fn x_bits(m: u32, k: u32) -> u32 {
-    if (m >= p.m || k >= p.k) { return 0u; }
-    return ldbits_x(m * p.k + k);
-}
-"
-        }
-        (false, true) => {
-            "fn x_bits(m: u32, k: u32) -> u32 {
-    if (m >= p.m || k >= p.k) { return 0u; }
-    let e = 2u * (m * p.k + k);
-    return bitcast<u32>(swiglu_of(bitcast<f32>(ldbits_x(e)), bitcast<f32>(ldbits_x(e + 1u))));
-}
-"
-        }
-    };
-    let x4 = if aligned {
-        ""
-    } else {
-        "fn ld_x4(m: u32, k: u32) -> vec4<u32> {
+fn ld_x4(m: u32, k: u32) -> vec4<u32> {
     return vec4<u32>(x_bits(m, k), x_bits(m, k + 1u), x_bits(m, k + 2u), x_bits(m, k + 3u));
 }
 "
-    };
-    let sw = if swiglu {
-        "fn swiglu_of(g: f32, u: f32) -> f32 { return g / (1.0 + exp(-g)) * u; }\n"
-    } else {
-        ""
-    };
-    format!("{sw}{w}{x}{x4}")
+    }
 }
 
 /// The WGSL body of `c` from `src` (the text of shaders/linear_coop.wgsl): its `enable` lines,
 /// then the loaders, then the rest with the `//@` lines unrolled.
-pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> String {
+pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
     let Coop { tn, tm, ks, bk, .. } = c;
     let nt = c.nsg() * 32;
     let (wv, xv) = (c.bn() * bk / 8, c.tok() * bk / 4);
@@ -285,7 +240,7 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
             ("store", store),
         ],
     );
-    format!("{enables}{}{filled}", loaders(aligned, swiglu))
+    format!("{enables}{}{filled}", loaders(aligned))
 }
 
 /// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a

@@ -124,14 +124,28 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     Support::Yes
 }
 
-/// swiglu_linear: the linear with x read as swiglu of (gate, up) f32 pairs (the matvec's X_KIND 3,
-/// the coop kernel's swiglu loaders), for float weights.
+/// swiglu_linear: the matvec with x read as swiglu of (gate, up) f32 pairs (X_KIND 3), for float
+/// weights.
 pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (x, w) = (&desc.inputs[0], &desc.inputs[1]);
     if x.dtype != DType::F32 || w.dtype.is_quant() {
         return Support::No(format!(
             "the fused kernel reads f32 (gate, up) pairs and float weights, got x {} and w {}",
             x.dtype, w.dtype
+        ));
+    }
+    // where the plain linear would take a cooperative-matrix kernel, swiglu apart and then that
+    if coop_plan(
+        b,
+        (x.shape[0], w.shape[1], w.shape[0]),
+        coop_dtypes(x.dtype, w.dtype, desc.outputs[0].dtype),
+    )
+    .is_some()
+    {
+        return Support::No(format!(
+            "{} rows on cooperative matrices ({:?}): swiglu, then the tensor-core linear",
+            x.shape[0],
+            invariance(b)
         ));
     }
     supports(b, desc)
@@ -204,7 +218,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let gemm_dtypes = coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype);
+    let gemm_dtypes = !swiglu && coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype);
     launch(b, plan(b, m, k, n, gemm_dtypes), i, o, swiglu)
 }
 
@@ -222,7 +236,8 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         }
     }
     if let Plan::Coop(c) = plan {
-        return launch_coop(b, c, i, o, swiglu);
+        debug_assert!(!swiglu, "swiglu_linear stays on the matvec");
+        return launch_coop(b, c, i, o);
     }
     let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
@@ -241,7 +256,7 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
             consts
                 .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
             let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
-            ("matvec", body(b, plan, aligned, swiglu), groups)
+            ("matvec", body(b, plan, aligned), groups)
         }
         Plan::Coop(_) => unreachable!(),
     };
@@ -290,10 +305,9 @@ fn dispatch(
     )
 }
 
-/// `launch` of a coop plan: f32 x and y, f16 or bf16 W, an adapter with cooperative matrices; with
-/// `swiglu`, x is [M, 2K] (gate, up) pairs.
-fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swiglu: bool) -> Result<()> {
-    let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
+/// `launch` of a coop plan: f32 x and y, f16 or bf16 W, an adapter with cooperative matrices.
+fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
     let (xd, wd, yd) = (i[0].dtype, i[1].dtype, o[0].dtype);
     if xd != DType::F32 || yd != DType::F32 || !matches!(wd, DType::F16 | DType::BF16) || !coop::fits(b, c) {
         return Err(Error::Other(format!(
@@ -305,11 +319,11 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swi
     }
     let aligned = coop::aligned(k, i[0].offset, i[1].offset);
     let groups = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
-    let (key, consts) = coop::spec(c, wd, aligned, swiglu);
+    let (key, consts) = coop::spec(c, wd, aligned);
     dispatch(
         b,
         &key,
-        body(b, Plan::Coop(c), aligned, swiglu),
+        body(b, Plan::Coop(c), aligned),
         &consts,
         (m, k, n),
         i,
