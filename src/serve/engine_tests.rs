@@ -151,3 +151,25 @@ fn a_pool_over_the_device_limit_is_capped_and_a_failed_step_is_recovered() {
     let out = s.run_to_end().unwrap();
     assert_eq!(out[&RequestId(2)].len(), 12, "the engine goes on after a failed step");
 }
+
+/// The kernel family: FewRows below MANY_ROWS_FROM_SEQS sequences a step, ManyRows from it, and a
+/// pinned family whatever `max_seqs` is (the serving battery pins ManyRows so that a scenario whose
+/// budget caps `max_seqs` compares like with like).
+#[test]
+fn kernel_family_by_max_seqs_unless_pinned() {
+    use crate::backend::BatchInvariance::*;
+    let with = |max_seqs, kernels| ServeOptions {
+        max_seqs,
+        kernels,
+        ..ServeOptions::default()
+    };
+    assert_eq!(with(1, None).invariance(), FewRows);
+    assert_eq!(with(MANY_ROWS_FROM_SEQS - 1, None).invariance(), FewRows);
+    assert_eq!(with(MANY_ROWS_FROM_SEQS, None).invariance(), ManyRows);
+    assert_eq!(ServeOptions::default().invariance(), ManyRows);
+    assert_eq!(with(1, Some(ManyRows)).invariance(), ManyRows);
+    assert_eq!(with(64, Some(FewRows)).invariance(), FewRows);
+    // serving is never without invariance
+    assert_eq!(with(1, Some(Off)).invariance(), FewRows);
+    assert_eq!(with(64, Some(Off)).invariance(), ManyRows);
+}
