@@ -1,8 +1,7 @@
 // Prefill attention: the key-block loop is prefill_attend (attention_prefill_loop.wgsl); this
 // kernel gives the scaled query, stages key and value rows from k / v (vec4 loads) and stores the
 // output.
-// Params and bindings: attention.wgsl. Constants: DH4 (head_dim / 4), BQ, BK, TM, TN,
-// NT = (BQ / TM) * (BK / TN).
+// Params and bindings: attention.wgsl. Constants: attention_prefill_loop.wgsl's.
 
 // Rows k0 .. k0 + BK of k (which == 0u) or v into kv_s; rows at or past kv_end are zeros.
 fn stage(which: u32, tid: u32, k0: u32, b: QBlock) {
@@ -47,6 +46,15 @@ fn prefill_prepare(tid: u32, b: QBlock) {}
 
 @compute @workgroup_size(NT)
 fn attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                     @builtin(local_invocation_index) tid: u32) {
-    prefill(wid, nwg, tid);
+                     @builtin(local_invocation_index) tid: u32
+#ifdef_sg
+                     , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32,
+                     @builtin(subgroup_id) sgid: u32
+#endif_sg
+                     ) {
+#ifdef_sg
+    prefill(wid, nwg, tid, sgid * sgs + sgi);
+#else_sg
+    prefill(wid, nwg, tid, tid);
+#endif_sg
 }

@@ -7,7 +7,9 @@
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
 //! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
 //! workgroup memory fits the device.
+use super::attention_prefill::{loop_source, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
+use super::shaders::select_sg;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -17,54 +19,38 @@ use bytemuck::{Pod, Zeroable};
 
 /// Decode workgroup size (keys per chunk). head_dim / 4 must not exceed it.
 pub(super) const DECODE_NT: usize = 256;
-/// Prefill workgroup size.
-pub(super) const PREFILL_NT: usize = 128;
-
-/// Prefill tiles (BQ queries, BK keys, TM x TN score micro-tile per thread), most preferred first.
-/// Each satisfies (BQ / TM) * (BK / TN) == PREFILL_NT, and BQ, BK <= PREFILL_NT (gated_attention
-/// prepares one staged row per thread).
-const TILES: [Tile; 4] = [
+/// Prefill tiles (attention_prefill.rs: NT threads, BQ query rows, BK keys a block, TN keys a
+/// thread in the score tile), most preferred first; the first whose workgroup memory fits the
+/// device is taken. 64 query rows share each staged key block where head_dim 128 fits (48 KiB on
+/// NVIDIA's Vulkan); the smaller ones keep head_dim 256 and 32 KiB devices (lavapipe) going.
+/// Each is `valid` (a test checks), with BQ, BK <= NT (gated_attention prepares one staged row per
+/// thread).
+pub(super) const TILES: [Tile; 4] = [
     Tile {
-        bq: 32,
-        bk: 32,
-        tm: 2,
-        tn: 4,
-    },
-    Tile {
-        bq: 32,
+        nt: 128,
+        bq: 64,
         bk: 16,
-        tm: 2,
         tn: 2,
     },
     Tile {
-        bq: 16,
+        nt: 128,
+        bq: 32,
         bk: 16,
-        tm: 1,
         tn: 2,
     },
     Tile {
+        nt: 128,
+        bq: 32,
+        bk: 8,
+        tn: 1,
+    },
+    Tile {
+        nt: 128,
         bq: 16,
         bk: 8,
-        tm: 1,
         tn: 1,
     },
 ];
-
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Tile {
-    bq: usize,
-    bk: usize,
-    tm: usize,
-    tn: usize,
-}
-
-impl Tile {
-    /// Workgroup memory of prefill_attend in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
-    fn smem(&self, dh: usize) -> usize {
-        let qs = dh / 4 + 1;
-        16 * (self.bq + self.bk) * qs + 4 * self.bq * (self.bk + 1) + 12 * self.bq
-    }
-}
 
 /// Same layout for both kernels.
 #[repr(C)]
@@ -167,8 +153,9 @@ pub(super) fn supports_kernels(b: &WgpuBackend, desc: &OpDesc, t: usize, dh: usi
                 "prefill head_dim {dh} needs {need} B workgroup memory, device has {smem_limit}"
             ));
         }
-        if PREFILL_NT > b.caps.max_invocations as usize {
-            return Support::No(format!("prefill needs {PREFILL_NT} invocations per workgroup"));
+        let nt = tile(b, dh).map_or(0, |t| t.nt);
+        if nt > b.caps.max_invocations as usize {
+            return Support::No(format!("prefill needs {nt} invocations per workgroup"));
         }
     }
     Support::Yes
@@ -181,6 +168,10 @@ pub(super) struct Plan {
     pub decode: bool,
     /// query blocks (1 for decode)
     pub nqb: usize,
+    /// the prefill tile (None for decode) and whether it runs the `sg` variant
+    pub tile: Option<(Tile, bool)>,
+    /// head_dim / 4
+    pub dh4: usize,
     pub variant: String,
     pub consts: Vec<(&'static str, String)>,
 }
@@ -189,12 +180,22 @@ impl Plan {
     /// The kernel's WGSL: `head` (its Params), its binding helpers, the shared key loop, then the
     /// decode or prefill kernel of `files` ([decode, prefill]).
     pub fn body(&self, b: &WgpuBackend, head: &str, helpers: &str, files: [&str; 2]) -> String {
-        let (key_loop, kernel) = if self.decode {
-            ("attention_decode_loop.wgsl", files[0])
-        } else {
-            ("attention_prefill_loop.wgsl", files[1])
-        };
-        [b.source(head), helpers, b.source(key_loop), b.source(kernel)].concat()
+        match self.tile {
+            None => [
+                b.source(head),
+                helpers,
+                b.source("attention_decode_loop.wgsl"),
+                b.source(files[0]),
+            ]
+            .concat(),
+            Some((t, sg)) => [
+                b.source(head),
+                helpers,
+                loop_source(b, t, self.dh4, sg),
+                &select_sg(b.source(files[1]), sg),
+            ]
+            .concat(),
+        }
     }
 
     /// Dispatches `entries[0]` (decode) or `entries[1]` (prefill) from `body`, one workgroup per
@@ -225,23 +226,23 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan
         return Ok(Plan {
             decode: true,
             nqb: 1,
+            tile: None,
+            dh4: dh / 4,
             variant: format!("dh{dh}"),
             consts: vec![dh4, ("NT", format!("{DECODE_NT}u"))],
         });
     }
     let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
+    let sg = tl.sg(b);
+    let mut consts = vec![dh4];
+    consts.extend(tl.consts());
     Ok(Plan {
         decode: false,
         nqb: t.div_ceil(tl.bq),
-        variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk),
-        consts: vec![
-            dh4,
-            ("BQ", format!("{}u", tl.bq)),
-            ("BK", format!("{}u", tl.bk)),
-            ("TM", format!("{}u", tl.tm)),
-            ("TN", format!("{}u", tl.tn)),
-            ("NT", format!("{PREFILL_NT}u")),
-        ],
+        tile: Some((tl, sg)),
+        dh4: dh / 4,
+        variant: tl.variant(dh, sg),
+        consts,
     })
 }
 
@@ -302,4 +303,19 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         &tensors,
         hq,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TILES;
+
+    /// Every tile is a shape the generated loop computes, and fits one staged row per thread.
+    #[test]
+    fn tiles_are_valid() {
+        for t in TILES {
+            assert!(t.valid(), "{t:?}");
+        }
+        // the preferred tile fits head_dim 128 in NVIDIA Vulkan's 48 KiB
+        assert!(TILES[0].smem(128) <= 48 * 1024);
+    }
 }

@@ -2,8 +2,8 @@
 //! 16-bit W, f32 sums on tensor cores. A prototype beside the matvec: `plan` does not pick it yet;
 //! `linear::sweep` times it and checks it (accuracy, rows independent of M) on a GPU that has the
 //! feature, and `tests` compiles every candidate to SPIR-V through naga here.
-use super::body::fill;
 use crate::backend::wgpu::kernel::{read, read4, write, KernelKey};
+use crate::backend::wgpu::shaders::fill;
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
 
