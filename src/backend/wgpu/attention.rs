@@ -7,9 +7,8 @@
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
 //! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
 //! workgroup memory fits the device.
-use super::attention_prefill::{loop_source, Tile};
+use super::attention_prefill::{prefill_source, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
-use super::shaders::select_sg;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -179,7 +178,7 @@ pub(super) struct Plan {
 impl Plan {
     /// The kernel's WGSL: `head` (its Params), its binding helpers, the shared key loop, then the
     /// decode or prefill kernel of `files` ([decode, prefill]).
-    pub fn body(&self, b: &WgpuBackend, head: &str, helpers: &str, files: [&str; 2]) -> String {
+    pub fn body(&self, b: &WgpuBackend, head: &str, helpers: &str, files: [&'static str; 2]) -> String {
         match self.tile {
             None => [
                 b.source(head),
@@ -191,8 +190,8 @@ impl Plan {
             Some((t, sg)) => [
                 b.source(head),
                 helpers,
-                loop_source(b, t, self.dh4, sg),
-                &select_sg(b.source(files[1]), sg),
+                prefill_source(b, "attention_prefill_loop.wgsl", t, self.dh4, sg),
+                prefill_source(b, files[1], t, self.dh4, sg),
             ]
             .concat(),
         }

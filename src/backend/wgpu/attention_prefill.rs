@@ -89,16 +89,40 @@ impl Tile {
 
 const XYZW: [char; 4] = ['x', 'y', 'z', 'w'];
 
-/// `b`'s attention_prefill_loop.wgsl for tile `t` at head_dim / 4 == `dh4`, generated once per
-/// (source set, shape) and kept for the process (a few shapes per model).
-pub(super) fn loop_source(b: &WgpuBackend, t: Tile, dh4: usize, sg: bool) -> &'static str {
-    type Loops = HashMap<(u64, Tile, usize, bool), &'static str>;
-    static CACHE: OnceLock<Mutex<Loops>> = OnceLock::new();
+/// `b`'s shaders/`file` for tile `t` at head_dim / 4 == `dh4`: attention_prefill_loop.wgsl or a
+/// prefill kernel, its `sg` lines kept or dropped and its `//@` lines generated; once per
+/// (source set, file, shape), kept for the process (a few shapes per model).
+pub(super) fn prefill_source(b: &WgpuBackend, file: &'static str, t: Tile, dh4: usize, sg: bool) -> &'static str {
+    type Sources = HashMap<(u64, &'static str, Tile, usize, bool), &'static str>;
+    static CACHE: OnceLock<Mutex<Sources>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
-    cache.entry((b.sources_id(), t, dh4, sg)).or_insert_with(|| {
-        let src = select_sg(b.source("attention_prefill_loop.wgsl"), sg);
-        Box::leak(loop_body(&src, t, dh4, sg).into_boxed_str())
+    cache.entry((b.sources_id(), file, t, dh4, sg)).or_insert_with(|| {
+        let src = select_sg(b.source(file), sg);
+        let text = if file == "attention_prefill_loop.wgsl" {
+            loop_body(&src, t, dh4, sg)
+        } else {
+            fill(&src, &prefetch(t, dh4))
+        };
+        Box::leak(text.into_boxed_str())
     })
+}
+
+/// A kernel's registers pf{r} for its share of a staged block (elements tid + r NT of BK x DH4):
+/// their declarations, their loads (`block_elem`) and their stores into kv_s.
+fn prefetch(t: Tile, dh4: usize) -> [(&'static str, String); 3] {
+    let n = t.bk * dh4;
+    let (mut decl, mut load, mut store) = (String::new(), String::new(), String::new());
+    for r in 0..n.div_ceil(t.nt) {
+        decl += &format!("var<private> pf{r}: vec4<f32>;\n");
+        let (open, close) = match (r + 1) * t.nt > n {
+            true => ("if (e < BK * DH4) { ", " }"),
+            false => ("", ""),
+        };
+        let e = format!("let e = tid + {}u;", r * t.nt);
+        load += &format!("{{ {e} {open}pf{r} = block_elem(which, k0, e, b);{close} }}\n");
+        store += &format!("{{ {e} {open}kv_s[(e / DH4) * QS + e % DH4] = pf{r};{close} }}\n");
+    }
+    [("pf_decl", decl), ("pf_load", load), ("pf_store", store)]
 }
 
 /// `src` (attention_prefill_loop.wgsl after `select_sg`) with its `//@` lines generated for tile
