@@ -20,8 +20,9 @@ use bytemuck::{Pod, Zeroable};
 pub(super) const DECODE_NT: usize = 256;
 /// Prefill tiles (attention_prefill.rs: NT threads, BQ query rows, BK keys a block, TN keys a
 /// thread in the score tile), most preferred first; the first whose workgroup memory fits the
-/// device is taken. 64 query rows share each staged key block where head_dim 128 fits (48 KiB on
-/// NVIDIA's Vulkan); the smaller ones keep head_dim 256 and 32 KiB devices (lavapipe) going.
+/// device is taken (then perhaps a narrower one: FILL_WORKGROUPS). 64 query rows share each
+/// staged key block where head_dim 128 fits (48 KiB on NVIDIA's Vulkan); the smaller ones keep
+/// head_dim 256 and 32 KiB devices (lavapipe) going.
 /// Each is `valid` (a test checks), with BQ, BK <= NT (gated_attention prepares one staged row per
 /// thread).
 pub(super) const TILES: [Tile; 4] = [
@@ -97,10 +98,30 @@ fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
     (q[0], q[1], k[1], q[2])
 }
 
+/// Below this many workgroups (query blocks x query heads) a prefill takes the next tile that
+/// differs only in having fewer query rows: a 64-row tile would leave most of a large GPU idle at
+/// short prompts (T = 512 with 16 heads: 128 workgroups of 4 warps for the H200's 132 SMs). Same
+/// keys a block and a thread means the same order of sums for every row whichever is picked.
+const FILL_WORKGROUPS: usize = 256;
+
+/// The first tile whose workgroup memory fits the device.
 fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
     TILES
         .into_iter()
         .find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
+}
+
+/// The tile for T queries over Hq heads: `tile`, or a narrower one of the same key shape while the
+/// workgroups number fewer than FILL_WORKGROUPS.
+fn tile_for(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
+    let mut pick = tile(b, dh)?;
+    for next in TILES {
+        let same_keys = (next.bk, next.tn, next.nt) == (pick.bk, pick.tn, pick.nt);
+        if same_keys && next.bq < pick.bq && t.div_ceil(pick.bq) * hq < FILL_WORKGROUPS {
+            pick = next;
+        }
+    }
+    Some(pick)
 }
 
 /// Workgroup memory of decode_attend in bytes: q_s, sc_s, red_s, acc_s.
@@ -219,7 +240,7 @@ impl Plan {
     }
 }
 
-pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan> {
+pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> Result<Plan> {
     let dh4 = ("DH4", format!("{}u", dh / 4));
     if t == 1 {
         return Ok(Plan {
@@ -231,7 +252,8 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan
             consts: vec![dh4, ("NT", format!("{DECODE_NT}u"))],
         });
     }
-    let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
+    let tl = tile_for(b, dh, t, hq)
+        .ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
     let sg = tl.sg(b);
     let mut consts = vec![dh4];
     consts.extend(tl.consts());
@@ -278,7 +300,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         read("v", i[2].dtype),
         write("o", o[0].dtype),
     ];
-    let plan = plan(b, op, t, dh)?;
+    let plan = plan(b, op, t, hq, dh)?;
     let helpers: String = (bindings.iter().take(3).enumerate())
         .map(|(slot, bd)| ld4(bd.name, slot, bd.dtype))
         .collect();
