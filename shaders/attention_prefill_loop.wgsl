@@ -19,7 +19,7 @@
 //      pc + v CV in registers o{i}_{v}
 // The register tiles are straight-line code over scalars that attention_prefill.rs generates into
 // the `//@` lines (naga does not unroll loops; arrays indexed in loops would sit in local
-// memory). Rows of q_s, kv_s and p_s are padded by one vec4 against bank conflicts.
+// memory): the P.V keys unrolled whole, the score's head_dim loop by up to 4 vec4s a trip. Rows of q_s, kv_s and p_s are padded by one vec4 against bank conflicts.
 // The kernel gives Params p (t, hq, group, dh, n_past, nqb, ...) and
 //   fn prefill_q(b: QBlock, i: u32, d4: u32) -> vec4<f32>   vec4 d4 of query row i of the block
 //   fn prefill_stage_k(tid: u32, k0: u32, b: QBlock)         key rows k0..k0 + BK into kv_s
@@ -96,9 +96,7 @@ fn prefill_attend(tid: u32, sid: u32, b: QBlock) {
         workgroupBarrier();
 
         //@score_zero
-        for (var d4 = 0u; d4 < DH4; d4++) {
-            //@score
-        }
+        //@score
         if (k0 + BK > b.pos0 + 1u) {
             //@mask
         }
@@ -110,9 +108,7 @@ fn prefill_attend(tid: u32, sid: u32, b: QBlock) {
         workgroupBarrier();
 
         //@pv_scale
-        for (var j = 0u; j < BK; j++) {
-            //@pv
-        }
+        //@pv
         workgroupBarrier();
     }
     //@row_sum

@@ -156,13 +156,23 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
         init += &format!("var o{i}_{v} = vec4<f32>(0.0);\n");
     }
     let score_zero: String = cells().map(|(a, c)| format!("var s{a}_{c} = 0.0;\n")).collect();
-    let mut score: String = (0..tn).map(|c| format!("let kk{c} = kv_s[kr{c} + d4];\n")).collect();
-    score += &rows()
-        .map(|a| format!("let qq{a} = q_s[qr{a} + d4];\n"))
-        .collect::<String>();
-    score += &cells()
-        .map(|(a, c)| format!("s{a}_{c} += dot(qq{a}, kk{c});\n"))
-        .collect::<String>();
+    // head_dim in trips of `u` vec4s (each step its own block of loads, then the dots)
+    let u = [4, 2, 1].into_iter().find(|u| dh4 % u == 0).unwrap();
+    let mut score = format!("for (var d4 = 0u; d4 < DH4; d4 += {u}u) {{\n");
+    for step in 0..u {
+        score += &format!("    {{\n        let d = d4 + {step}u;\n");
+        for c in 0..tn {
+            score += &format!("        let kk{c} = kv_s[kr{c} + d];\n");
+        }
+        for a in rows() {
+            score += &format!("        let qq{a} = q_s[qr{a} + d];\n");
+        }
+        for (a, c) in cells() {
+            score += &format!("        s{a}_{c} += dot(qq{a}, kk{c});\n");
+        }
+        score += "    }\n";
+    }
+    score += "}\n";
     let mask: String = cells()
         .map(|(a, c)| format!("if (k0 + tj + {}u > b.pos0 + r{a}) {{ s{a}_{c} = NEG; }}\n", c * ct))
         .collect();
@@ -216,12 +226,17 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
     for (i, v) in outs() {
         pv_scale += &format!("o{i}_{v} *= al.{};\n", XYZW[i]);
     }
-    let mut pv = String::from("let pp = p_s[j * PS + pr];\n");
-    for v in 0..tv {
-        pv += &format!("let vv{v} = kv_s[j * QS + cv{v}];\n");
-    }
-    for (i, v) in outs() {
-        pv += &format!("o{i}_{v} += pp.{} * vv{v};\n", XYZW[i]);
+    // every key of the block, unrolled (BK is small)
+    let mut pv = String::new();
+    for j in 0..t.bk {
+        pv += &format!("{{\n    let pp = p_s[{j}u * PS + pr];\n");
+        for v in 0..tv {
+            pv += &format!("    let vv{v} = kv_s[{j}u * QS + cv{v}];\n");
+        }
+        for (i, v) in outs() {
+            pv += &format!("    o{i}_{v} += pp.{} * vv{v};\n", XYZW[i]);
+        }
+        pv += "}\n";
     }
     let mut row_sum = across(|x, y| format!("{x} + {y}"), "l");
     row_sum += "if (tj == 0u) {\n";
