@@ -8,32 +8,42 @@
 // key the block's last valid query sees (kv_end); per block:
 //   1. stage K into kv_s (the kernel's prefill_stage_k; rows >= kv_end are zeros: the cache past
 //      n_past + T is never read)
-//   2. S = Q K^T: thread (ti, tj) computes a TM x TN micro-tile; causal mask -> NEG
-//   3. online softmax, one thread per query row (running max m_s, sum l_s, rescale a_s);
-//      meanwhile every thread stages V into the same buffer K used (prefill_stage_v)
-//   4. O = O * alpha + P V: thread (pr, pl) owns row pr and vec4 columns pl + k * TPR (registers)
-// Rows and columns of the tiles are padded by one (vec4 / f32) against bank conflicts.
+//   2. S = Q K^T: thread (ti, tj) holds scores s{a}_{c} of rows ti + a RT and keys tj + c CT in
+//      registers; causal mask -> NEG (only on blocks that reach past the first row's position)
+//   3. online softmax in parallel: each row's max over its CT threads (subgroup shuffles in the
+//      `sg` variant, else through red_s), then p = exp(s - max) into p_s (transposed, so step 5
+//      reads four rows as one vec4) and the row's rescale alpha into a_s; every thread keeps
+//      running max m{a} and a partial sum l{a} over its own keys (summed over the row at the end)
+//   4. stage V into the same buffer (prefill_stage_v)
+//   5. O = O * alpha + P V: thread (pr, pc) owns rows 4 pr .. 4 pr + 3 and vec4 columns
+//      pc + v CV in registers o{i}_{v}
+// The register tiles are straight-line code over scalars that attention_prefill.rs generates into
+// the `//@` lines (naga does not unroll loops; arrays indexed in loops would sit in local
+// memory): the P.V keys unrolled whole, the score's head_dim loop by up to 4 vec4s a trip. Rows of q_s, kv_s and p_s are padded by one vec4 against bank conflicts.
 // The kernel gives Params p (t, hq, group, dh, n_past, nqb, ...) and
 //   fn prefill_q(b: QBlock, i: u32, d4: u32) -> vec4<f32>   vec4 d4 of query row i of the block
 //   fn prefill_stage_k(tid: u32, k0: u32, b: QBlock)         key rows k0..k0 + BK into kv_s
 //   fn prefill_stage_v(tid: u32, k0: u32, b: QBlock)         value rows likewise
 //   fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>)  store vec4 d4 of output row i
-// Constants: DH4 (head_dim / 4), BQ, BK, TM, TN, NT = (BQ / TM) * (BK / TN).
+// Constants (attention_prefill.rs): DH4 (head_dim / 4), BQ, BK, NT, CT (threads across the keys
+// of a score row; a power of two, within one subgroup in the `sg` variant), RT = NT / CT,
+// CV = NT / (BQ / 4) (threads across output vec4 columns).
 
 const NEG = -1.0e30;            // masked score; exp(NEG - m) == 0 for any real m
 const QS = DH4 + 1u;            // padded row stride (vec4) of q_s and kv_s
-const SS = BK + 1u;             // padded row stride of s_s
-const CT = BK / TN;             // threads across keys in the score tile
-const RT = BQ / TM;             // threads across queries in the score tile
-const TPR = NT / BQ;            // threads per query row in the P.V phase
-const NV = (DH4 + TPR - 1u) / TPR;  // output vec4s per thread
+const PS = BQ / 4u + 1u;        // padded row stride (vec4) of p_s
 
 var<workgroup> q_s: array<vec4<f32>, BQ * QS>;
 var<workgroup> kv_s: array<vec4<f32>, BK * QS>;
-var<workgroup> s_s: array<f32, BQ * SS>;
-var<workgroup> m_s: array<f32, BQ>;
-var<workgroup> l_s: array<f32, BQ>;
-var<workgroup> a_s: array<f32, BQ>;
+// p_s[j * PS + i / 4][i % 4]: p of key j, row i
+var<workgroup> p_s: array<vec4<f32>, BK * PS>;
+// per row (vec4 of four rows): this block's alpha, at the end 1 / (softmax sum)
+var<workgroup> a_s: array<vec4<f32>, BQ / 4u>;
+#ifdef_sg
+#else_sg
+// the partial maxima (then sums) of a row's CT threads
+var<workgroup> red_s: array<f32, BQ * CT>;
+#endif_sg
 
 // One workgroup's query block: head h, its kv head's row offset kbase, query rows t0..t0 + tn at
 // positions pos0.., keys 0..kv_end.
@@ -69,103 +79,47 @@ fn prefill_stage_q(tid: u32, b: QBlock) {
     }
 }
 
-// Steps 1-4 over all key blocks, then this thread's output vec4s (row tid / TPR, columns
-// tid % TPR + k * TPR), divided by the row's softmax sum, to prefill_out. Every thread calls it
-// (barriers), after staging q_s.
-fn prefill_attend(tid: u32, b: QBlock) {
-    if (tid < BQ) {
-        m_s[tid] = NEG;
-        l_s[tid] = 0.0;
-    }
-    let ti = tid / CT;
-    let tj = tid % CT;
-    let pr = tid / TPR;
-    let pl = tid % TPR;
-    var acc: array<vec4<f32>, NV>;
+// Steps 1-5 over all key blocks, then each thread's output vec4s, divided by the row's softmax
+// sum, to prefill_out. Every thread calls it (barriers), after staging q_s. sid is the thread's
+// index for the score tile: in the `sg` variant subgroup_id * subgroup_size + lane, so a row's CT
+// threads share a subgroup whatever order the device numbers invocations in.
+fn prefill_attend(tid: u32, sid: u32, b: QBlock) {
+    let ti = sid / CT;
+    let tj = sid % CT;
+    let pr = tid / CV;
+    let pc = tid % CV;
+    //@init
     let nkb = (b.kv_end + BK - 1u) / BK;
     for (var kb = 0u; kb < nkb; kb++) {
         let k0 = kb * BK;
         prefill_stage_k(tid, k0, b);
         workgroupBarrier();
 
-        var sc: array<f32, TM * TN>;
-        for (var d4 = 0u; d4 < DH4; d4++) {
-            var kx: array<vec4<f32>, TN>;
-            for (var j = 0u; j < TN; j++) {
-                kx[j] = kv_s[(tj + j * CT) * QS + d4];
-            }
-            for (var a = 0u; a < TM; a++) {
-                let qx = q_s[(ti + a * RT) * QS + d4];
-                for (var j = 0u; j < TN; j++) {
-                    sc[a * TN + j] += dot(qx, kx[j]);
-                }
-            }
+        //@score_zero
+        //@score
+        if (k0 + BK > b.pos0 + 1u) {
+            //@mask
         }
-        for (var a = 0u; a < TM; a++) {
-            let i = ti + a * RT;
-            for (var c = 0u; c < TN; c++) {
-                let j = tj + c * CT;
-                let key = k0 + j;
-                var s = sc[a * TN + c];
-                if (key >= b.kv_end || key > b.pos0 + i) {
-                    s = NEG;
-                }
-                s_s[i * SS + j] = s;
-            }
-        }
+        //@row_max
+        //@softmax
         workgroupBarrier();
 
-        if (tid < BQ) {
-            let m_old = m_s[tid];
-            var mx = m_old;
-            for (var j = 0u; j < BK; j++) {
-                mx = max(mx, s_s[tid * SS + j]);
-            }
-            var sum = 0.0;
-            for (var j = 0u; j < BK; j++) {
-                let e = exp(s_s[tid * SS + j] - mx);
-                s_s[tid * SS + j] = e;
-                sum += e;
-            }
-            let alpha = exp(m_old - mx);
-            m_s[tid] = mx;
-            l_s[tid] = l_s[tid] * alpha + sum;
-            a_s[tid] = alpha;
-        }
         prefill_stage_v(tid, k0, b);
         workgroupBarrier();
 
-        let alpha = a_s[pr];
-        for (var k = 0u; k < NV; k++) {
-            acc[k] *= alpha;
-        }
-        for (var j = 0u; j < BK; j++) {
-            let pj = s_s[pr * SS + j];
-            for (var k = 0u; k < NV; k++) {
-                let d4 = pl + k * TPR;
-                if (d4 < DH4) {
-                    acc[k] += pj * kv_s[j * QS + d4];
-                }
-            }
-        }
+        //@pv_scale
+        //@pv
         workgroupBarrier();
     }
-
-    if (pr < b.tn) {
-        let inv = 1.0 / l_s[pr];
-        for (var k = 0u; k < NV; k++) {
-            let d4 = pl + k * TPR;
-            if (d4 < DH4) {
-                prefill_out(b, pr, d4, acc[k] * inv);
-            }
-        }
-    }
+    //@row_sum
+    workgroupBarrier();
+    //@out
 }
 
 // The whole of a prefill workgroup: its (query block, head), the Q tile, the kernel's
 // `prefill_prepare` (after the Q tile is staged), then the key loop. Both prefill entry points are
-// this.
-fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) {
+// this (sid: prefill_attend).
+fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32, sid: u32) {
     let idx = group_index(wid, nwg);
     if (idx >= p.nqb * p.hq) {
         return;
@@ -173,5 +127,5 @@ fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) {
     let b = q_block(idx);
     prefill_stage_q(tid, b);
     prefill_prepare(tid, b);
-    prefill_attend(tid, b);
+    prefill_attend(tid, sid, b);
 }

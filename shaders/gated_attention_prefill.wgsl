@@ -145,6 +145,15 @@ fn prefill_prepare(tid: u32, b: QBlock) {
 
 @compute @workgroup_size(NT)
 fn gated_attention_prefill(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                           @builtin(local_invocation_index) tid: u32) {
-    prefill(wid, nwg, tid);
+                           @builtin(local_invocation_index) tid: u32
+#ifdef_sg
+                           , @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32,
+                           @builtin(subgroup_id) sgid: u32
+#endif_sg
+                           ) {
+#ifdef_sg
+    prefill(wid, nwg, tid, sgid * sgs + sgi);
+#else_sg
+    prefill(wid, nwg, tid, tid);
+#endif_sg
 }

@@ -7,6 +7,7 @@
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
 //! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
 //! workgroup memory fits the device.
+use super::attention_prefill::{prefill_source, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -17,54 +18,39 @@ use bytemuck::{Pod, Zeroable};
 
 /// Decode workgroup size (keys per chunk). head_dim / 4 must not exceed it.
 pub(super) const DECODE_NT: usize = 256;
-/// Prefill workgroup size.
-pub(super) const PREFILL_NT: usize = 128;
-
-/// Prefill tiles (BQ queries, BK keys, TM x TN score micro-tile per thread), most preferred first.
-/// Each satisfies (BQ / TM) * (BK / TN) == PREFILL_NT, and BQ, BK <= PREFILL_NT (gated_attention
-/// prepares one staged row per thread).
-const TILES: [Tile; 4] = [
+/// Prefill tiles (attention_prefill.rs: NT threads, BQ query rows, BK keys a block, TN keys a
+/// thread in the score tile), most preferred first; the first whose workgroup memory fits the
+/// device is taken (then perhaps a narrower one: FILL_WORKGROUPS). 64 query rows share each
+/// staged key block where head_dim 128 fits (48 KiB on NVIDIA's Vulkan); the smaller ones keep
+/// head_dim 256 and 32 KiB devices (lavapipe) going.
+/// Each is `valid` (a test checks), with BQ, BK <= NT (gated_attention prepares one staged row per
+/// thread).
+pub(super) const TILES: [Tile; 4] = [
     Tile {
-        bq: 32,
-        bk: 32,
-        tm: 2,
-        tn: 4,
-    },
-    Tile {
-        bq: 32,
+        nt: 128,
+        bq: 64,
         bk: 16,
-        tm: 2,
         tn: 2,
     },
     Tile {
-        bq: 16,
+        nt: 128,
+        bq: 32,
         bk: 16,
-        tm: 1,
         tn: 2,
     },
     Tile {
+        nt: 128,
+        bq: 32,
+        bk: 8,
+        tn: 1,
+    },
+    Tile {
+        nt: 128,
         bq: 16,
         bk: 8,
-        tm: 1,
         tn: 1,
     },
 ];
-
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Tile {
-    bq: usize,
-    bk: usize,
-    tm: usize,
-    tn: usize,
-}
-
-impl Tile {
-    /// Workgroup memory of prefill_attend in bytes: q_s, kv_s (padded vec4 rows), s_s, m_s/l_s/a_s.
-    fn smem(&self, dh: usize) -> usize {
-        let qs = dh / 4 + 1;
-        16 * (self.bq + self.bk) * qs + 4 * self.bq * (self.bk + 1) + 12 * self.bq
-    }
-}
 
 /// Same layout for both kernels.
 #[repr(C)]
@@ -112,10 +98,30 @@ fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
     (q[0], q[1], k[1], q[2])
 }
 
+/// Below this many workgroups (query blocks x query heads) a prefill takes the next tile that
+/// differs only in having fewer query rows: a 64-row tile would leave most of a large GPU idle at
+/// short prompts (T = 512 with 16 heads: 128 workgroups of 4 warps for the H200's 132 SMs). Same
+/// keys a block and a thread means the same order of sums for every row whichever is picked.
+const FILL_WORKGROUPS: usize = 256;
+
+/// The first tile whose workgroup memory fits the device.
 fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
     TILES
         .into_iter()
         .find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
+}
+
+/// The tile for T queries over Hq heads: `tile`, or a narrower one of the same key shape while the
+/// workgroups number fewer than FILL_WORKGROUPS.
+fn tile_for(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
+    let mut pick = tile(b, dh)?;
+    for next in TILES {
+        let same_keys = (next.bk, next.tn, next.nt) == (pick.bk, pick.tn, pick.nt);
+        if same_keys && next.bq < pick.bq && t.div_ceil(pick.bq) * hq < FILL_WORKGROUPS {
+            pick = next;
+        }
+    }
+    Some(pick)
 }
 
 /// Workgroup memory of decode_attend in bytes: q_s, sc_s, red_s, acc_s.
@@ -167,8 +173,9 @@ pub(super) fn supports_kernels(b: &WgpuBackend, desc: &OpDesc, t: usize, dh: usi
                 "prefill head_dim {dh} needs {need} B workgroup memory, device has {smem_limit}"
             ));
         }
-        if PREFILL_NT > b.caps.max_invocations as usize {
-            return Support::No(format!("prefill needs {PREFILL_NT} invocations per workgroup"));
+        let nt = tile(b, dh).map_or(0, |t| t.nt);
+        if nt > b.caps.max_invocations as usize {
+            return Support::No(format!("prefill needs {nt} invocations per workgroup"));
         }
     }
     Support::Yes
@@ -181,6 +188,10 @@ pub(super) struct Plan {
     pub decode: bool,
     /// query blocks (1 for decode)
     pub nqb: usize,
+    /// the prefill tile (None for decode) and whether it runs the `sg` variant
+    pub tile: Option<(Tile, bool)>,
+    /// head_dim / 4
+    pub dh4: usize,
     pub variant: String,
     pub consts: Vec<(&'static str, String)>,
 }
@@ -188,13 +199,23 @@ pub(super) struct Plan {
 impl Plan {
     /// The kernel's WGSL: `head` (its Params), its binding helpers, the shared key loop, then the
     /// decode or prefill kernel of `files` ([decode, prefill]).
-    pub fn body(&self, b: &WgpuBackend, head: &str, helpers: &str, files: [&str; 2]) -> String {
-        let (key_loop, kernel) = if self.decode {
-            ("attention_decode_loop.wgsl", files[0])
-        } else {
-            ("attention_prefill_loop.wgsl", files[1])
-        };
-        [b.source(head), helpers, b.source(key_loop), b.source(kernel)].concat()
+    pub fn body(&self, b: &WgpuBackend, head: &str, helpers: &str, files: [&'static str; 2]) -> String {
+        match self.tile {
+            None => [
+                b.source(head),
+                helpers,
+                b.source("attention_decode_loop.wgsl"),
+                b.source(files[0]),
+            ]
+            .concat(),
+            Some((t, sg)) => [
+                b.source(head),
+                helpers,
+                prefill_source(b, "attention_prefill_loop.wgsl", t, self.dh4, sg),
+                prefill_source(b, files[1], t, self.dh4, sg),
+            ]
+            .concat(),
+        }
     }
 
     /// Dispatches `entries[0]` (decode) or `entries[1]` (prefill) from `body`, one workgroup per
@@ -219,29 +240,30 @@ impl Plan {
     }
 }
 
-pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, dh: usize) -> Result<Plan> {
+pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> Result<Plan> {
     let dh4 = ("DH4", format!("{}u", dh / 4));
     if t == 1 {
         return Ok(Plan {
             decode: true,
             nqb: 1,
+            tile: None,
+            dh4: dh / 4,
             variant: format!("dh{dh}"),
             consts: vec![dh4, ("NT", format!("{DECODE_NT}u"))],
         });
     }
-    let tl = tile(b, dh).ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
+    let tl = tile_for(b, dh, t, hq)
+        .ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
+    let sg = tl.sg(b);
+    let mut consts = vec![dh4];
+    consts.extend(tl.consts());
     Ok(Plan {
         decode: false,
         nqb: t.div_ceil(tl.bq),
-        variant: format!("dh{dh}_q{}k{}", tl.bq, tl.bk),
-        consts: vec![
-            dh4,
-            ("BQ", format!("{}u", tl.bq)),
-            ("BK", format!("{}u", tl.bk)),
-            ("TM", format!("{}u", tl.tm)),
-            ("TN", format!("{}u", tl.tn)),
-            ("NT", format!("{PREFILL_NT}u")),
-        ],
+        tile: Some((tl, sg)),
+        dh4: dh / 4,
+        variant: tl.variant(dh, sg),
+        consts,
     })
 }
 
@@ -278,7 +300,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         read("v", i[2].dtype),
         write("o", o[0].dtype),
     ];
-    let plan = plan(b, op, t, dh)?;
+    let plan = plan(b, op, t, hq, dh)?;
     let helpers: String = (bindings.iter().take(3).enumerate())
         .map(|(slot, bd)| ld4(bd.name, slot, bd.dtype))
         .collect();
@@ -302,4 +324,19 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         &tensors,
         hq,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TILES;
+
+    /// Every tile is a shape the generated loop computes, and fits one staged row per thread.
+    #[test]
+    fn tiles_are_valid() {
+        for t in TILES {
+            assert!(t.valid(), "{t:?}");
+        }
+        // the preferred tile fits head_dim 128 in NVIDIA Vulkan's 48 KiB
+        assert!(TILES[0].smem(128) <= 48 * 1024);
+    }
 }

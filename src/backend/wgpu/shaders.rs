@@ -4,7 +4,8 @@
 //! it opens, and compiles its kernels from those copies instead (kernel work without rebuilding,
 //! and tests that show a patched kernel turns parity cases red); nothing is read after that.
 //!
-//! Also the one source transform two kernel families share: `select_sg`, and with it `sg_sum.wgsl`.
+//! Also the source transforms kernel families share: `select_sg` (and with it `sg_sum.wgsl`) and
+//! `fill` (generated lines in place of `//@name` template lines).
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -212,6 +213,33 @@ pub fn select_sg(src: &str, sg: bool) -> String {
                 out.push('\n');
             }
             _ => {}
+        }
+    }
+    out
+}
+
+/// Replaces each line `//@name` of `src` with the code given for `name` (indented alike).
+pub fn fill(src: &str, parts: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(src.len() * 2);
+    for line in src.lines() {
+        let t = line.trim();
+        match t
+            .strip_prefix("//@")
+            .and_then(|name| parts.iter().find(|(n, _)| *n == name))
+        {
+            Some((_, code)) => {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                for l in code.lines() {
+                    out.push_str(indent);
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+            None => {
+                assert!(!t.starts_with("//@"), "unfilled template line {t}");
+                out.push_str(line);
+                out.push('\n');
+            }
         }
     }
     out

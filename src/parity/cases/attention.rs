@@ -3,7 +3,7 @@ use crate::op::{Op, TensorDesc};
 use crate::parity::case::{input, Case, Init};
 
 /// (T, Hq, Hkv, Dh, n_past, capacity): prefill (T > 1) and decode (T = 1), GQA ratios 1, 2, 4, 6.
-const SHAPES: [(usize, usize, usize, usize, usize, usize); 11] = [
+const SHAPES: [(usize, usize, usize, usize, usize, usize); 15] = [
     (1, 4, 4, 64, 0, 4),
     (1, 8, 2, 128, 36, 64),
     (1, 16, 8, 128, 299, 320),
@@ -16,6 +16,13 @@ const SHAPES: [(usize, usize, usize, usize, usize, usize); 11] = [
     (33, 4, 2, 64, 100, 140),
     // the tiny Qwen3's prefill: 2 tokens into a 512-row cache
     (2, 4, 2, 64, 0, 512),
+    // several query blocks of every prefill tile, each over many key blocks, the last block part
+    // full; head_dim 20 leaves output columns past the row (threads' vec4 columns clamped)
+    (150, 8, 2, 128, 37, 200),
+    (200, 4, 2, 64, 20, 230),
+    (19, 4, 1, 20, 5, 30),
+    // enough query blocks x heads (320) for the 64-row tile (attention.rs FILL_WORKGROUPS)
+    (264, 64, 16, 64, 3, 270),
 ];
 
 pub fn cases() -> Vec<Case> {

@@ -8,13 +8,15 @@ use crate::util::Rng;
 
 /// Gated attention (T, Hq, Hkv, Dh, rotary, n_past, cache rows): the tiny model's decode and
 /// prefill, the 0.8B's heads (8 q, 2 kv, head_dim 256, rotary 64), an odd T, a continuation.
-const ATTN_SHAPES: [(usize, usize, usize, usize, usize, usize, usize); 6] = [
+const ATTN_SHAPES: [(usize, usize, usize, usize, usize, usize, usize); 7] = [
     (1, 4, 2, 64, 16, 7, 16),
     (1, 8, 2, 256, 64, 300, 320),
     (5, 4, 2, 64, 16, 0, 8),
     (13, 8, 2, 256, 64, 0, 20),
     (33, 6, 1, 128, 32, 40, 80),
     (2, 4, 2, 64, 16, 0, 512),
+    // two query blocks of the widest prefill tile over many key blocks, cached and new
+    (70, 4, 2, 64, 16, 30, 110),
 ];
 
 #[allow(clippy::too_many_arguments)]

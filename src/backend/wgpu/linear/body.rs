@@ -2,7 +2,7 @@
 //! matvec.wgsl with its `//@` template lines unrolled for the plan's shape; or linear_coop.wgsl
 //! with its own (coop.rs).
 use super::coop::{coop_body, Coop};
-use crate::backend::wgpu::shaders::select_sg;
+use crate::backend::wgpu::shaders::{fill, select_sg};
 use crate::backend::wgpu::WgpuBackend;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -46,33 +46,6 @@ pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool) -> &'static str {
         };
         Box::leak(src.into_boxed_str())
     })
-}
-
-/// Replaces each line `//@name` of `src` with the code given for `name` (indented alike).
-pub(super) fn fill(src: &str, parts: &[(&str, String)]) -> String {
-    let mut out = String::with_capacity(src.len() * 2);
-    for line in src.lines() {
-        let t = line.trim();
-        match t
-            .strip_prefix("//@")
-            .and_then(|name| parts.iter().find(|(n, _)| *n == name))
-        {
-            Some((_, code)) => {
-                let indent = &line[..line.len() - line.trim_start().len()];
-                for l in code.lines() {
-                    out.push_str(indent);
-                    out.push_str(l);
-                    out.push('\n');
-                }
-            }
-            None => {
-                assert!(!t.starts_with("//@"), "linear: unfilled template line {t}");
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
 }
 
 /// shaders/matvec.wgsl with its `//@` lines unrolled over r < R, i < MR, u < U.

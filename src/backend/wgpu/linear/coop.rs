@@ -3,8 +3,8 @@
 //! `many_rows` under `BatchInvariance::ManyRows`; `linear::sweep` times the candidates and checks
 //! them (accuracy, rows independent of M) on a GPU that has the feature, and `tests` compiles
 //! every candidate to SPIR-V through naga here.
-use super::body::fill;
 use crate::backend::wgpu::kernel::{read, read4, write, KernelKey};
+use crate::backend::wgpu::shaders::fill;
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
 
