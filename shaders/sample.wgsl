@@ -62,6 +62,14 @@ var<workgroup> h_hi: array<atomic<u32>, 256>;
 // what invocation 0 tells the others: prefix key, prefix ~id, mass above (lo, hi), done, found id
 var<workgroup> bc: array<u32, 8>;
 
+// The logit bits of elements j, j + WG, j + 2 WG, j + 3 WG of the row at base: a row is long (a
+// vocabulary) and has one workgroup, so its passes load four elements before using any of them
+// (an invocation waits on one round trip for four, not one each).
+fn row4(base: u32, j: u32) -> vec4<u32> {
+    return vec4<u32>(ldbits_logits(base + j), ldbits_logits(base + j + WG), ldbits_logits(base + j + 2u * WG),
+                     ldbits_logits(base + j + 3u * WG));
+}
+
 // (bk, bi) becomes (k, j) where k is after (pk, pi) and above bk: the caller offers j in
 // increasing order, so a tie keeps the earlier id.
 fn offer(bk: ptr<function, u32>, bi: ptr<function, u32>, k: u32, j: u32, pk: u32, pi: u32) {
@@ -71,22 +79,17 @@ fn offer(bk: ptr<function, u32>, bi: ptr<function, u32>, k: u32, j: u32, pk: u32
     }
 }
 
-// The first element strictly after (pk, pi) in the order: (key, id) to every invocation. A row is
-// long (a vocabulary) and has one workgroup: four loads are issued before they are compared, so
-// an invocation waits on one round trip for four elements, not one each.
+// The first element strictly after (pk, pi) in the order: (key, id) to every invocation.
 fn next_after(base: u32, lid: u32, pk: u32, pi: u32) -> vec2<u32> {
     var bk = 0u;
     var bi = 0xffffffffu;
     var j = lid;
     for (; j + 3u * WG < p.v; j += 4u * WG) {
-        let k0 = okey(ldbits_logits(base + j));
-        let k1 = okey(ldbits_logits(base + j + WG));
-        let k2 = okey(ldbits_logits(base + j + 2u * WG));
-        let k3 = okey(ldbits_logits(base + j + 3u * WG));
-        offer(&bk, &bi, k0, j, pk, pi);
-        offer(&bk, &bi, k1, j + WG, pk, pi);
-        offer(&bk, &bi, k2, j + 2u * WG, pk, pi);
-        offer(&bk, &bi, k3, j + 3u * WG, pk, pi);
+        let b = row4(base, j);
+        offer(&bk, &bi, okey(b.x), j, pk, pi);
+        offer(&bk, &bi, okey(b.y), j + WG, pk, pi);
+        offer(&bk, &bi, okey(b.z), j + 2u * WG, pk, pi);
+        offer(&bk, &bi, okey(b.w), j + 3u * WG, pk, pi);
     }
     for (; j < p.v; j += WG) {
         offer(&bk, &bi, okey(ldbits_logits(base + j)), j, pk, pi);
@@ -144,19 +147,16 @@ fn bin(b: u32, j: u32, by_count: bool, mb: u32, scale: f32, pk: u32, pn: u32, lv
 }
 
 // The total weight of the elements up to (ck, ci) in the order (all of them for ci = ~0 and ck = 0).
-// (Exact integer sums: any order gives the same total; loads four at a time as in next_after.)
+// (Exact integer sums: any order gives the same total.)
 fn mass_upto(base: u32, lid: u32, mb: u32, scale: f32, ck: u32, ci: u32) -> vec2<u32> {
     var acc = vec2<u32>(0u);
     var j = lid;
     for (; j + 3u * WG < p.v; j += 4u * WG) {
-        let b0 = ldbits_logits(base + j);
-        let b1 = ldbits_logits(base + j + WG);
-        let b2 = ldbits_logits(base + j + 2u * WG);
-        let b3 = ldbits_logits(base + j + 3u * WG);
-        acc = add64(acc, kept_weight(b0, j, mb, scale, ck, ci));
-        acc = add64(acc, kept_weight(b1, j + WG, mb, scale, ck, ci));
-        acc = add64(acc, kept_weight(b2, j + 2u * WG, mb, scale, ck, ci));
-        acc = add64(acc, kept_weight(b3, j + 3u * WG, mb, scale, ck, ci));
+        let b = row4(base, j);
+        acc = add64(acc, kept_weight(b.x, j, mb, scale, ck, ci));
+        acc = add64(acc, kept_weight(b.y, j + WG, mb, scale, ck, ci));
+        acc = add64(acc, kept_weight(b.z, j + 2u * WG, mb, scale, ck, ci));
+        acc = add64(acc, kept_weight(b.w, j + 3u * WG, mb, scale, ck, ci));
     }
     for (; j < p.v; j += WG) {
         acc = add64(acc, kept_weight(ldbits_logits(base + j), j, mb, scale, ck, ci));
@@ -194,14 +194,11 @@ fn search(base: u32, lid: u32, by_count: bool, need: vec2<u32>, mb: u32, scale: 
         workgroupBarrier();
         var j = lid;
         for (; j + 3u * WG < p.v; j += 4u * WG) {
-            let b0 = ldbits_logits(base + j);
-            let b1 = ldbits_logits(base + j + WG);
-            let b2 = ldbits_logits(base + j + 2u * WG);
-            let b3 = ldbits_logits(base + j + 3u * WG);
-            bin(b0, j, by_count, mb, scale, pk, pn, lv);
-            bin(b1, j + WG, by_count, mb, scale, pk, pn, lv);
-            bin(b2, j + 2u * WG, by_count, mb, scale, pk, pn, lv);
-            bin(b3, j + 3u * WG, by_count, mb, scale, pk, pn, lv);
+            let b = row4(base, j);
+            bin(b.x, j, by_count, mb, scale, pk, pn, lv);
+            bin(b.y, j + WG, by_count, mb, scale, pk, pn, lv);
+            bin(b.z, j + 2u * WG, by_count, mb, scale, pk, pn, lv);
+            bin(b.w, j + 3u * WG, by_count, mb, scale, pk, pn, lv);
         }
         for (; j < p.v; j += WG) {
             bin(ldbits_logits(base + j), j, by_count, mb, scale, pk, pn, lv);
@@ -329,17 +326,14 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let finite_m = (mb & 0x7f800000u) != 0x7f800000u && head.x > 1u;
     var s = 0.0;
     if (finite_m) {
-        // four loads before their sums (as next_after), the sums in j order
+        // the sums in j order
         var j = lid;
         for (; j + 3u * WG < p.v; j += 4u * WG) {
-            let b0 = ldbits_logits(base + j);
-            let b1 = ldbits_logits(base + j + WG);
-            let b2 = ldbits_logits(base + j + 2u * WG);
-            let b3 = ldbits_logits(base + j + 3u * WG);
-            s += exp_finite(b0, m);
-            s += exp_finite(b1, m);
-            s += exp_finite(b2, m);
-            s += exp_finite(b3, m);
+            let b = row4(base, j);
+            s += exp_finite(b.x, m);
+            s += exp_finite(b.y, m);
+            s += exp_finite(b.z, m);
+            s += exp_finite(b.w, m);
         }
         for (; j < p.v; j += WG) {
             s += exp_finite(ldbits_logits(base + j), m);
