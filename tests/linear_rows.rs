@@ -1,8 +1,10 @@
-//! Row invariance of `linear`: a row of y = x Wᵀ is the same bits whatever else is in x and
-//! whatever M is, on every device, for every weight dtype. The serving engine packs the decode tokens of many sequences into one
-//! linear; a sequence's tokens must not change with its neighbours (batch-invariant serving).
+//! Row invariance of `linear` under each batch-invariant family of kernels (the serving engine
+//! turns one on): a row of y = x Wᵀ is the same bits whatever else is in x and whatever M is, on
+//! every device, for every weight dtype. The serving engine packs the decode tokens of many
+//! sequences into one linear; a sequence's tokens must not change with its neighbours.
 use wgllm::backend::cpu::CpuBackend;
 use wgllm::backend::wgpu::WgpuBackend;
+use wgllm::backend::BatchInvariance;
 use wgllm::parity::case::{input, Init};
 use wgllm::{Backend, DType, Op};
 
@@ -34,7 +36,11 @@ fn linear_rows_do_not_depend_on_m() {
     devs.extend(WgpuBackend::all().into_iter().map(|d| Box::new(d) as Box<dyn Backend>));
     let mut bad = vec![];
     let mut checked = 0;
-    for dev in &devs {
+    for (dev, mode) in devs
+        .iter()
+        .flat_map(|d| [BatchInvariance::FewRows, BatchInvariance::ManyRows].map(|m| (d, m)))
+    {
+        dev.set_batch_invariant(mode);
         for wd in [
             DType::F32,
             DType::BF16,
@@ -53,7 +59,7 @@ fn linear_rows_do_not_depend_on_m() {
                         checked += 1;
                         if *r != all[i % 64] {
                             bad.push(format!(
-                                "{} {wd} k{k} n{n}: row {i} of M={m} differs from M=64",
+                                "{} {mode:?} {wd} k{k} n{n}: row {i} of M={m} differs from M=64",
                                 dev.name()
                             ));
                             break;
