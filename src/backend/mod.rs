@@ -30,17 +30,19 @@ pub struct KernelTime {
 /// Which kernels keep a row's bits independent of the batch (`Backend::set_batch_invariant`).
 /// Both invariant modes fix one order of sums a row for every M; they differ in which family of
 /// kernels that order comes from, so a device's results differ between the two (never within one).
+/// (The wgpu backend keeps it in an atomic u8: the discriminants are fixed.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub enum BatchInvariance {
     /// The fastest kernel for each M, whatever its order of sums.
     #[default]
-    Off,
+    Off = 0,
     /// Kernels built for few rows at every M (the memory-bound matvec): a step of one or a few
     /// sequences runs as fast as single-stream decode.
-    FewRows,
+    FewRows = 1,
     /// Kernels built for many rows at every M, one row included (tensor-core tiles with one K split
     /// per weight matrix, where the device has them; elsewhere the same kernels as `FewRows`).
-    ManyRows,
+    ManyRows = 2,
 }
 
 /// A device's answer to "can you run this?".

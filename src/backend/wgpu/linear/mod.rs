@@ -49,9 +49,9 @@ const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 /// The batch invariance `b` is set to.
 fn invariance(b: &WgpuBackend) -> BatchInvariance {
     match b.batch_invariant.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => BatchInvariance::Off,
-        1 => BatchInvariance::FewRows,
-        _ => BatchInvariance::ManyRows,
+        x if x == BatchInvariance::FewRows as u8 => BatchInvariance::FewRows,
+        x if x == BatchInvariance::ManyRows as u8 => BatchInvariance::ManyRows,
+        _ => BatchInvariance::Off,
     }
 }
 
