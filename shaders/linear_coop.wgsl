@@ -26,7 +26,7 @@ enable wgpu_cooperative_matrix;
 //   //@load     wv{j} = load_w(lid + j·NT, n0, k0); xv{j} = load_x(...)
 //   //@stage    stage_w(lid + j·NT, wv{j}); stage_x(...)
 //   //@mma      this subgroup's slices of the step: A, B fragments, TM·TN products
-//   //@store    each tile through this subgroup's scratch to `finish`
+//   //@store    each tile through this subgroup's scratch to `finish` (or `finish_swiglu`)
 // Generated before this file: ld_w8(n, k) (8 weights of row n from k, two to a word, raw bits)
 // and ld_x4(m, k) (4 x of row m, raw bits), zeros past K / N / M.
 
@@ -139,6 +139,34 @@ fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32) {
         let n = n0 + c0 + c;
         if (m < p.m && n < p.n) {
             st_y(m * p.n + n, h + l);
+        }
+    }
+}
+
+// `finish` for the gate/up projection with its swiglu (Op::LinearSwiGlu): weight rows 2j and 2j + 1
+// are gate and up of output j, columns c and c + 1 (c even) of one tile, so the invocation of a
+// pair sums both exactly as `finish` does and stores swiglu_pairs.wgsl's formula of them at
+// [m, (n0 + c0 + c) / 2] (N even).
+fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32) {
+    for (var q = q0; q < 64u; q += KS * 32u) {
+        let t = q / 8u;
+        let c = 2u * (q % 8u);
+        let e = grp * 256u + 2u * t * 16u + c;
+        var gh = red[e];
+        var gl = red[e + 16u];
+        var uh = red[e + 1u];
+        var ul = red[e + 17u];
+        for (var s = 1u; s < KS; s++) {
+            gh += red[e + s * 256u];
+            gl += red[e + s * 256u + 16u];
+            uh += red[e + s * 256u + 1u];
+            ul += red[e + s * 256u + 17u];
+        }
+        let m = m0 + r0 / 2u + t;
+        let n = n0 + c0 + c;
+        if (m < p.m && n < p.n) {
+            let g = gh + gl;
+            st_y(m * (p.n / 2u) + n / 2u, g / (1.0 + exp(-g)) * (uh + ul));
         }
     }
 }

@@ -63,6 +63,30 @@ fn check_room(n_past: usize, t: usize, capacity: usize) -> Result<()> {
     Ok(())
 }
 
+/// The MLP after its norm: out = swiglu(h Wgate_upᵀ) Wdownᵀ, the stacked projection's (gate, up)
+/// pairs into `gate_up`. Where the device fuses the swiglu into the projection's epilogue
+/// (`LinearSwiGlu`: the tensor-core linear, which a batch-invariant engine takes at every M or
+/// never) that, then the down projection from `act`; else the projection, then `swiglu_down`.
+pub(super) fn mlp(
+    dev: &dyn Backend,
+    h: &Tensor,
+    [w_gate_up, w_down]: [&Tensor; 2],
+    gate_up: &Tensor,
+    act: &Tensor,
+    out: &Tensor,
+) -> Result<()> {
+    use crate::op::{Op, OpDesc};
+    if dev
+        .supports(&OpDesc::of(&Op::LinearSwiGlu, &[h, w_gate_up], &[act]))
+        .is_yes()
+    {
+        dev.run(&Op::LinearSwiGlu, &[h, w_gate_up], &[act])?;
+        return dev.run(&Op::Linear, &[act, w_down], &[out]);
+    }
+    dev.run(&Op::Linear, &[h, w_gate_up], &[gate_up])?;
+    swiglu_down(dev, gate_up, act, w_down, out)
+}
+
 /// The MLP's tail: out = swiglu(gate_up) Wdownᵀ over the stacked projection's (gate, up) pairs, in
 /// one kernel (`SwiGluLinear`) where the device has it, else swiglu into `act`, then the linear.
 /// Both give the same bits a row on every backend that has the fused op (it reads the pairs through

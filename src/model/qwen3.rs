@@ -4,7 +4,7 @@
 use super::config::{Config, Dims};
 use super::load::{check_tensors, gate_up, kv_pair, stacked, Load, Loader};
 use super::paged::{Batch, BatchWorkspace, KvPools};
-use super::{check_room, swiglu_down, Logits, Pass, Rope, Source};
+use super::{check_room, mlp, Logits, Pass, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -371,8 +371,7 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> 
         dev.run(&add_norm, &[x, &ws.o, &l.post_norm], &[x2, &ws.h])?;
         // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ; h = rmsnorm(x) with the next layer's norm
         //    (the final norm after the last layer)
-        dev.run(&Op::Linear, &[&ws.h, &l.gate_up], &[&ws.gate_up])?;
-        swiglu_down(dev, &ws.gate_up, &ws.act, &l.down, &ws.o)?;
+        mlp(dev, &ws.h, [&l.gate_up, &l.down], &ws.gate_up, &ws.act, &ws.o)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[x2, &ws.o, next_norm], &[x, &ws.h])?;
         (pass.hidden)(li + 1, dev, x)?;
@@ -544,8 +543,7 @@ pub fn forward_paged(
         dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, &l.o], &[&o])?;
         dev.run(&add_norm, &[&x, &o, &l.post_norm], &[&x2, &h])?;
         // 6. MLP; h = the next layer's (or the final) norm of x
-        dev.run(&Op::Linear, &[&h, &l.gate_up], &[&gu])?;
-        swiglu_down(dev, &gu, &act, &l.down, &o)?;
+        mlp(dev, &h, [&l.gate_up, &l.down], &gu, &act, &o)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[&x2, &o, next_norm], &[&x, &h])?;
     }

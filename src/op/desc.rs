@@ -66,7 +66,7 @@ impl OpDesc {
             Op::Rope { .. } => (4, 1),
             Op::RmsNormRope { .. } => (5, 1),
             Op::RmsNormRopeKv { .. } => (6, 3),
-            Op::SwiGluLinear => (2, 1),
+            Op::SwiGluLinear | Op::LinearSwiGlu => (2, 1),
             Op::AddRmsNorm { .. } => (3, 2),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
@@ -194,6 +194,22 @@ impl OpDesc {
                 let act = TensorDesc::new(DType::F32, &[m, k2 / 2]);
                 OpDesc::new(Op::SwiGlu, vec![i[0].clone()], vec![act.clone()]).check()?;
                 OpDesc::new(Op::Linear, vec![act, i[1].clone()], o.clone()).check()?;
+            }
+            Op::LinearSwiGlu => {
+                // the composition: linear into f32 (gate, up) pairs, then swiglu over them
+                let (m, n2) = (
+                    i[0].shape.first().copied().unwrap_or(0),
+                    i[1].shape.first().copied().unwrap_or(0),
+                );
+                if i[1].shape.len() != 2 || n2 % 2 != 0 {
+                    return bad(format!(
+                        "w must be [2F, K] (gate, up) rows, got [{}]",
+                        shape_str(&i[1].shape)
+                    ));
+                }
+                let pairs = TensorDesc::new(DType::F32, &[m, n2]);
+                OpDesc::new(Op::Linear, i.clone(), vec![pairs.clone()]).check()?;
+                OpDesc::new(Op::SwiGlu, vec![pairs], o.clone()).check()?;
             }
             Op::Rope { rotary_dim } => {
                 float(&i[0], "x")?;

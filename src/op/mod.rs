@@ -38,6 +38,10 @@ pub enum Op {
     /// interleaved (as `SwiGlu`'s one-input form reads them), w [N, K] -> y [M, N]
     /// = swiglu(x) Wᵀ. Tested against the composition swiglu (f32) -> linear.
     SwiGluLinear,
+    /// The MLP's stacked gate/up projection with its swiglu, as one op: x [M, K], w [2F, K] holding
+    /// (gate, up) weight rows interleaved -> y [M, F] = swiglu of (x Wᵀ)'s (gate, up) pairs.
+    /// Tested against the composition linear (f32) -> swiglu.
+    LinearSwiGlu,
     /// Fused residual add + RMSNorm: a [.., D], b [.., D], w `[D]` -> sum [.., D] = a + b (rounded to
     /// sum's dtype), y [.., D] = rms_norm(sum, w). Tested against the composition add -> rms_norm.
     AddRmsNorm { eps: f32, unit_offset: bool },
@@ -256,6 +260,7 @@ impl Op {
             Op::AddRmsNorm { .. } => "add_rms_norm",
             Op::Linear => "linear",
             Op::SwiGluLinear => "swiglu_linear",
+            Op::LinearSwiGlu => "linear_swiglu",
             Op::Rope { .. } => "rope",
             Op::Attention { .. } => "attention",
             Op::SwiGlu => "swiglu",

@@ -15,8 +15,8 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
     };
     let dflt = all(i) + all(o);
     match &desc.op {
-        Op::Linear | Op::SwiGluLinear => {
-            let (m, n, k) = (o[0].shape[0], o[0].shape[1], i[1].shape[1]);
+        Op::Linear | Op::SwiGluLinear | Op::LinearSwiGlu => {
+            let (m, n, k) = (o[0].shape[0], i[1].shape[0], i[1].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)
         }
         Op::Embedding | Op::EmbeddingShard { .. } => {

@@ -288,6 +288,13 @@ impl Backend for CpuBackend {
                 let y = linear(&swiglu(&g, &u), &self.f32s(i[1])?, m, k, n);
                 self.put(o[0], &y)
             }
+            Op::LinearSwiGlu => {
+                // the composition: linear into (gate, up) pairs in f32, then swiglu over them
+                let (m, k, n2) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
+                let y = linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n2);
+                let (g, u): (Vec<f32>, Vec<f32>) = y.chunks(2).map(|p| (p[0], p[1])).unzip();
+                self.put(o[0], &swiglu(&g, &u))
+            }
             Op::Rope { rotary_dim } => {
                 let s = &i[0].shape;
                 let y = rope(

@@ -468,8 +468,7 @@ pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Re
         // 7. x2 = x + mixer, h = rmsnorm(x2); x = x2 + down(silu(gate(h)) * up(h)), h = the next
         //    layer's (or the final) norm of x
         dev.run(&add_norm, &[x, &ws.mix, &l.post_norm], &[x2, &ws.h])?;
-        dev.run(&Op::Linear, &[&ws.h, &l.gate_up], &[&ws.gate_up])?;
-        super::swiglu_down(dev, &ws.gate_up, &ws.act, &l.down, &ws.mix)?;
+        super::mlp(dev, &ws.h, [&l.gate_up, &l.down], &ws.gate_up, &ws.act, &ws.mix)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[x2, &ws.mix, next_norm], &[x, &ws.h])?;
         (pass.hidden)(li + 1, dev, x)?;

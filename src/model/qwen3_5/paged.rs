@@ -299,8 +299,7 @@ pub fn forward_paged(
         // 7. x2 = x + mixer, h = rmsnorm(x2); x = x2 + down(silu(gate(h)) * up(h)), h = the
         //    next layer's (or the final) norm of x
         dev.run(&add_norm, &[&x, &mix, &l.post_norm], &[&x2, &h])?;
-        dev.run(&Op::Linear, &[&h, &l.gate_up], &[&gate_up])?;
-        crate::model::swiglu_down(dev, &gate_up, &act, &l.down, &mix)?;
+        crate::model::mlp(dev, &h, [&l.gate_up, &l.down], &gate_up, &act, &mix)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[&x2, &mix, next_norm], &[&x, &h])?;
     }

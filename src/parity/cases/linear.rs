@@ -151,3 +151,34 @@ pub fn swiglu_cases() -> Vec<Case> {
     }
     v
 }
+
+/// linear_swiglu (the gate/up projection with its swiglu): f32 x, 16-bit W of interleaved (gate,
+/// up) rows, f32 y. It exists where the linear takes tensor cores (M >= 64 without batch
+/// invariance): odd K (the K tail), an N edge inside a tile, and Qwen3-0.6B's gate/up projection.
+pub fn linear_swiglu_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for (m, k, n) in [(64, 1024, 6144), (70, 97, 22), (130, 4097, 68)] {
+        for w in [DType::F16, DType::BF16] {
+            let tag = format!("w{w}-yf32,N{n}");
+            let s = seed(&format!("linsw{tag}{m}{k}"));
+            v.push(Case::new(
+                "linear_swiglu",
+                &tag,
+                Op::LinearSwiGlu,
+                vec![
+                    input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+                    input(
+                        w,
+                        &[n, k],
+                        Init::Normal {
+                            seed: s ^ 7,
+                            std: 1.5 / (k as f32).sqrt(),
+                        },
+                    ),
+                ],
+                vec![TensorDesc::new(DType::F32, &[m, n / 2])],
+            ));
+        }
+    }
+    v
+}

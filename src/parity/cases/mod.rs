@@ -31,6 +31,7 @@ pub fn all() -> Vec<Case> {
     v.extend(linear::cases());
     v.extend(linear::quant_cases());
     v.extend(linear::swiglu_cases());
+    v.extend(linear::linear_swiglu_cases());
     v.extend(embedding::quant_cases());
     v.extend(rope::cases());
     v.extend(attention::cases());

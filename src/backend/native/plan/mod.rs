@@ -80,6 +80,9 @@ pub fn supports(desc: &OpDesc) -> Support {
         Op::SwiGluLinear => Support::No(
             "no fused hip/ kernel for swiglu into the down projection yet: run swiglu and linear apart".into(),
         ),
+        Op::LinearSwiGlu => Support::No(
+            "no fused hip/ kernel for the gate/up projection's swiglu yet: run linear and swiglu apart".into(),
+        ),
         Op::Linear => {
             let m = i[0].shape[0];
             if m.div_ceil(GEMM_TILE) > 65535 {
@@ -257,7 +260,9 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ],
             )
         }
-        Op::SwiGluLinear => unreachable!("swiglu_linear is refused by supports on the native backends"),
+        Op::SwiGluLinear | Op::LinearSwiGlu => {
+            unreachable!("{} is refused by supports on the native backends", desc.op.name())
+        }
         Op::Linear => {
             let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
             let args = &[Arg::U32(u(m)), Arg::U32(u(n)), Arg::U32(u(k))];

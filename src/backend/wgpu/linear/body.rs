@@ -30,19 +30,20 @@ impl Plan {
     }
 }
 /// The WGSL body of `plan` on `b`'s sources (shared prefix + kernel, generated lines filled
-/// in), built once per (source set, plan, aligned) and kept for the process (a handful of plans
-/// per model). `aligned` matters to the coop kernel only (its 16-byte loaders).
-pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool) -> &'static str {
-    type Bodies = HashMap<(u64, Plan, bool), &'static str>;
+/// in), built once per (source set, plan, aligned, swiglu) and kept for the process (a handful of
+/// plans per model). `aligned` and `swiglu` (its epilogue) matter to the coop kernel only.
+pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool, swiglu: bool) -> &'static str {
+    type Bodies = HashMap<(u64, Plan, bool, bool), &'static str>;
     static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
-    let aligned = aligned && matches!(plan, Plan::Coop(_));
-    cache.entry((b.sources_id(), plan, aligned)).or_insert_with(|| {
+    let coop = matches!(plan, Plan::Coop(_));
+    let (aligned, swiglu) = (aligned && coop, swiglu && coop);
+    cache.entry((b.sources_id(), plan, aligned, swiglu)).or_insert_with(|| {
         let src = match plan {
             Plan::Matvec { r, mr, u, sg, .. } => {
                 format!("{}\n{}", b.source("linear.wgsl"), matvec_body(b, r, mr, u, sg))
             }
-            Plan::Coop(c) => coop_body(b.source("linear_coop.wgsl"), c, aligned),
+            Plan::Coop(c) => coop_body(b.source("linear_coop.wgsl"), c, aligned, swiglu),
         };
         Box::leak(src.into_boxed_str())
     })

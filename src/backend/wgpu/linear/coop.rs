@@ -105,8 +105,9 @@ pub(super) fn aligned(k: usize, x_off: usize, w_off: usize) -> bool {
     k % 8 == 0 && x_off % 4 == 0 && w_off % 8 == 0
 }
 
-/// The kernel key and constants of `c` for W of dtype `wd` (x and y f32).
-pub(super) fn spec(c: Coop, wd: DType, aligned: bool) -> (KernelKey, Vec<(&'static str, String)>) {
+/// The kernel key and constants of `c` for W of dtype `wd` (x and y f32), with the swiglu epilogue
+/// or not.
+pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKey, Vec<(&'static str, String)>) {
     assert!(
         c.valid() && matches!(wd, DType::F16 | DType::BF16),
         "linear coop: {c:?} {wd}"
@@ -132,7 +133,12 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool) -> (KernelKey, Vec<(&'stat
     let key = KernelKey {
         entry: "linear_coop",
         bindings,
-        variant: format!("{}{}", c.variant(), if aligned { "a" } else { "" }),
+        variant: format!(
+            "{}{}{}",
+            c.variant(),
+            if aligned { "a" } else { "" },
+            if swiglu { "_swiglu" } else { "" }
+        ),
     };
     (key, consts)
 }
@@ -175,7 +181,7 @@ fn ld_x4(m: u32, k: u32) -> vec4<u32> {
 
 /// The WGSL body of `c` from `src` (the text of shaders/linear_coop.wgsl): its `enable` lines,
 /// then the loaders, then the rest with the `//@` lines unrolled.
-pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
+pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> String {
     let Coop { tn, tm, ks, bk, .. } = c;
     let nt = c.nsg() * 32;
     let (wv, xv) = (c.bn() * bk / 8, c.tok() * bk / 4);
@@ -212,11 +218,12 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool) -> String {
         }
         mma += "}\n";
     }
+    let finish = if swiglu { "finish_swiglu" } else { "finish" };
     let mut store = String::new();
     for (i, j) in tiles() {
         store += &format!(
             "coopStoreT(c{i}_{j}, &red[sg * 256u], 16u);\nworkgroupBarrier();\n\
-             finish(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0);\n\
+             {finish}(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0);\n\
              workgroupBarrier();\n"
         );
     }

@@ -151,6 +151,30 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     supports(b, desc)
 }
 
+/// linear_swiglu: the tensor-core linear with the swiglu of each (gate, up) pair of outputs in its
+/// epilogue, wherever the plain linear of these operands takes a cooperative-matrix kernel (so a
+/// batch-invariant engine takes it at every M or never); the matvec leaves the swiglu to
+/// `swiglu_linear`.
+pub fn supports_linear_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let (x, w, y) = (&desc.inputs[0], &desc.inputs[1], &desc.outputs[0]);
+    if !coop_dtypes(x.dtype, w.dtype, y.dtype) {
+        return Support::No(format!(
+            "the fused epilogue is the tensor-core linear's: f32 x and y, 16-bit W (got x {}, w {}, y {})",
+            x.dtype, w.dtype, y.dtype
+        ));
+    }
+    if coop_plan(b, (x.shape[0], w.shape[1], w.shape[0]), true).is_none() {
+        return Support::No(format!(
+            "{} rows take the matvec here ({:?}, cooperative matrices {}): linear, then swiglu into the \
+             down projection",
+            x.shape[0],
+            invariance(b),
+            b.caps.cooperative_matrix
+        ));
+    }
+    supports(b, desc)
+}
+
 /// The kernel for an M x K x N problem on `b`: a cooperative-matrix shape where `coop_plan` gives
 /// one, else the matvec (whose rows are the same bits whatever M is: its per-row order of sums
 /// does not depend on how many x rows a workgroup holds).
@@ -209,6 +233,17 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let swiglu = match op {
         Op::Linear => false,
         Op::SwiGluLinear => true,
+        Op::LinearSwiGlu => {
+            let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
+            return match coop_plan(b, (m, k, n), coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype)) {
+                Some(c) if m > 0 && n > 0 => launch_coop(b, c, i, o, true),
+                Some(_) => Ok(()),
+                None => Err(Error::Other(format!(
+                    "linear_swiglu: {m} x {k} x {n} takes no cooperative-matrix kernel on {}",
+                    b.name
+                ))),
+            };
+        }
         _ => unreachable!("linear::record got {}", op.name()),
     };
     let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
@@ -237,7 +272,7 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
     }
     if let Plan::Coop(c) = plan {
         debug_assert!(!swiglu, "swiglu_linear stays on the matvec");
-        return launch_coop(b, c, i, o);
+        return launch_coop(b, c, i, o, false);
     }
     let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
@@ -256,7 +291,7 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
             consts
                 .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
             let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
-            ("matvec", body(b, plan, aligned), groups)
+            ("matvec", body(b, plan, aligned, false), groups)
         }
         Plan::Coop(_) => unreachable!(),
     };
@@ -305,8 +340,9 @@ fn dispatch(
     )
 }
 
-/// `launch` of a coop plan: f32 x and y, f16 or bf16 W, an adapter with cooperative matrices.
-fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+/// `launch` of a coop plan: f32 x and y, f16 or bf16 W, an adapter with cooperative matrices;
+/// with `swiglu`, y is the swiglu of each (gate, up) pair of outputs (`Op::LinearSwiGlu`).
+fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swiglu: bool) -> Result<()> {
     let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
     let (xd, wd, yd) = (i[0].dtype, i[1].dtype, o[0].dtype);
     if xd != DType::F32 || yd != DType::F32 || !matches!(wd, DType::F16 | DType::BF16) || !coop::fits(b, c) {
@@ -319,11 +355,11 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor]) -> 
     }
     let aligned = coop::aligned(k, i[0].offset, i[1].offset);
     let groups = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
-    let (key, consts) = coop::spec(c, wd, aligned);
+    let (key, consts) = coop::spec(c, wd, aligned, swiglu);
     dispatch(
         b,
         &key,
-        body(b, Plan::Coop(c), aligned),
+        body(b, Plan::Coop(c), aligned, swiglu),
         &consts,
         (m, k, n),
         i,

@@ -112,9 +112,9 @@ fn coop_kernels_compile_to_spirv() {
             c.shared_bytes()
         );
         for wd in [DType::BF16, DType::F16] {
-            for aligned in [true, false] {
-                let (key, consts) = coop::spec(c, wd, aligned);
-                let body = coop::coop_body(embedded("linear_coop.wgsl"), c, aligned);
+            for (aligned, swiglu) in [(true, false), (false, false), (true, true)] {
+                let (key, consts) = coop::spec(c, wd, aligned, swiglu);
+                let body = coop::coop_body(embedded("linear_coop.wgsl"), c, aligned, swiglu);
                 let src = kernel_source_with(embedded("common.wgsl"), &key, &body, &consts);
                 let label = key.label();
                 let module = naga::front::wgsl::parse_str(&src)
@@ -137,7 +137,7 @@ fn coop_kernels_compile_to_spirv() {
             }
         }
     }
-    assert_eq!(n, coop::CANDIDATES.len() * 4);
+    assert_eq!(n, coop::CANDIDATES.len() * 6);
 }
 
 /// A coop kernel is taken only for f32 x and y with 16-bit weights where the device runs it: with
