@@ -13,20 +13,23 @@
 // - "the smallest prefix of the order holding a mass" is a radix search over the 64-bit key, eight
 //   bits a level: a histogram of the still-matching elements (count and mass per digit), and one
 //   invocation walks the digits from the top until the running mass reaches the need.
-// Per row (one workgroup of 256): the head of the order; greedy rows stop there. Sampling rows:
+// The row-wide work every row needs runs first, split over (row, part) workgroups
+// (sample_head.wgsl): each part's best (okey, id) and its sum of exp about its own maximum.
+// Per row (one workgroup of 256): the head of the order, the best of the parts' bests (exact in
+// any order); greedy rows stop there and never walk their row. Sampling rows:
 // Z = sum W; the cut of top-k (a count search) and of top-p (a mass search for floor(Z * top_p));
 // M = the mass up to the earlier cut; the draw, a mass search for floor(M * u) + 1. Then the
-// logprobs (a float sum of exp, compared with a tolerance) and K rounds of "the best after the
-// previous" for the alternatives.
+// logprobs (ln of the parts' sums of exp rescaled to the row's maximum and added in part order,
+// compared with a tolerance) and K rounds of "the best after the previous" for the alternatives.
 // The weights and the integer helpers: sample_weight.wgsl, prepended.
-// Bindings: logits, params (read), ids, logprobs (write).
+// Bindings: logits, params, part (read; sample_head.wgsl's [rows, parts, 4]), ids, logprobs (write).
 
 struct Params {
     offs: array<vec4<u32>, 2>,
     rows: u32,
     v: u32,
     k: u32,       // alternatives a row
-    _pad0: u32,
+    parts: u32,   // parts a row in `part`
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
@@ -94,6 +97,11 @@ fn next_after(base: u32, lid: u32, pk: u32, pi: u32) -> vec2<u32> {
     for (; j < p.v; j += WG) {
         offer(&bk, &bi, okey(ldbits_logits(base + j)), j, pk, pi);
     }
+    return best_of(lid, bk, bi);
+}
+
+// The best of every invocation's (bk, bi), ties to the lower id: (key, id) to every invocation.
+fn best_of(lid: u32, bk: u32, bi: u32) -> vec2<u32> {
     red_k[lid] = bk;
     red_i[lid] = bi;
     workgroupBarrier();
@@ -114,6 +122,23 @@ fn next_after(base: u32, lid: u32, pk: u32, pi: u32) -> vec2<u32> {
     }
     let s = workgroupUniformLoad(&bc);
     return vec2<u32>(s[0], s[1]);
+}
+
+// The head of the row's order from its parts' bests (sample_head.wgsl): the largest (okey, ~id)
+// of all is the largest of the parts' largest, whatever order they are compared in.
+fn head_of_parts(row: u32, lid: u32) -> vec2<u32> {
+    var bk = 0u;
+    var bi = 0xffffffffu;
+    for (var q = lid; q < p.parts; q += WG) {
+        let at = 4u * (row * p.parts + q);
+        let k = ldbits_part(at);
+        let i = ldbits_part(at + 1u);
+        if (k > bk || (k == bk && i < bi)) {
+            bk = k;
+            bi = i;
+        }
+    }
+    return best_of(lid, bk, bi);
 }
 
 // The weight of element j (logit bits b) if it is not after (ck, ci) in the order, else 0.
@@ -253,14 +278,6 @@ fn search(base: u32, lid: u32, by_count: bool, need: vec2<u32>, mb: u32, scale: 
     return workgroupUniformLoad(&bc)[5];
 }
 
-// exp(l - m) of the logit with bits b, 0 for an infinite or NaN one
-fn exp_finite(b: u32, m: f32) -> f32 {
-    if ((b & 0x7f800000u) == 0x7f800000u) {
-        return 0.0;
-    }
-    return exp(bitcast<f32>(b) - m);
-}
-
 // log-softmax at temperature 1 of the logit with bits lb, given the row's maximum m (finite) and
 // ln of the sum of exp(l - m)
 fn logprob(lb: u32, m: f32, ln_s: f32) -> u32 {
@@ -280,7 +297,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let base = row * p.v;
     let out = row * (1u + p.k);
     // 1. the head of the order: the greedy token, and the row's maximum
-    let head = next_after(base, lid, 0xffffffffu, 0xffffffffu);
+    let head = head_of_parts(row, lid);
     let mb = unkey(head.x);
     var token = head.y;
     // 2. the sampling parameters (as fraction24 and the reference's row_params read them)
@@ -321,22 +338,20 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
             token = search(base, lid, false, add64(scale24(m_kept, u), vec2<u32>(1u, 0u)), mb, scale);
         }
     }
-    // 5. the logprobs: ln of the sum of exp(l - m) over the finite logits
+    // 5. the logprobs: ln of the sum of exp(l - m) over the finite logits, from the parts' sums
+    // s_p about their own maxima m_p: s = sum s_p exp(m_p - m), in part order (q within an
+    // invocation, then the tree: fixed by V). A part without a finite maximum has no finite logit.
     let m = bitcast<f32>(mb);
     let finite_m = (mb & 0x7f800000u) != 0x7f800000u && head.x > 1u;
     var s = 0.0;
     if (finite_m) {
-        // the sums in j order
-        var j = lid;
-        for (; j + 3u * WG < p.v; j += 4u * WG) {
-            let b = row4(base, j);
-            s += exp_finite(b.x, m);
-            s += exp_finite(b.y, m);
-            s += exp_finite(b.z, m);
-            s += exp_finite(b.w, m);
-        }
-        for (; j < p.v; j += WG) {
-            s += exp_finite(ldbits_logits(base + j), m);
+        for (var q = lid; q < p.parts; q += WG) {
+            let at = 4u * (row * p.parts + q);
+            let kp = ldbits_part(at);
+            let mp = unkey(kp);
+            if ((mp & 0x7f800000u) != 0x7f800000u && kp > 1u) {
+                s += bitcast<f32>(ldbits_part(at + 2u)) * exp(bitcast<f32>(mp) - m);
+            }
         }
     }
     red_f[lid] = s;

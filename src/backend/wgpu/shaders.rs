@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 64] = [
+pub const FILES: [(&str, &str); 65] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -97,6 +97,7 @@ pub const FILES: [(&str, &str); 64] = [
     ),
     ("min_p.wgsl", include_str!("../../../shaders/min_p.wgsl")),
     ("sample.wgsl", include_str!("../../../shaders/sample.wgsl")),
+    ("sample_head.wgsl", include_str!("../../../shaders/sample_head.wgsl")),
     (
         "sample_weight.wgsl",
         include_str!("../../../shaders/sample_weight.wgsl"),

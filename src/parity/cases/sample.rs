@@ -3,7 +3,8 @@
 //! cold temperatures, and u at 0, just below 1 and in between; the logits hold -inf (as min-p
 //! leaves them), the maximum twice (a tie the order breaks by id) and a tie further down. Also a
 //! row that is -inf but for a few tokens, a row of -inf and one with NaN. Ids exact, logprobs
-//! within the f32 tolerance.
+//! within the f32 tolerance. And rows whose maximum sits where a kernel that splits the row into
+//! parts (the wgpu one: PART logits a part) can get it wrong (`placed`).
 use super::{seed, DType};
 use crate::engine::sampler::sample_params;
 use crate::op::{Op, TensorDesc};
@@ -81,6 +82,39 @@ fn logits(r: usize, v: usize, s: u64) -> Vec<f32> {
     x
 }
 
+/// The wgpu kernel's part (backend/wgpu/sample.rs): the head and the sum of exp are made per part.
+const PART: usize = 4096;
+
+/// `logits` with the row's maximum placed by row (mod 6): the last element of the row (in the
+/// short last part); a tie across a part boundary (PART - 1 and PART: the lower id); at a part's
+/// first element, tied further on with a later part's last and the row's last; tied in the two
+/// last parts and within a part 256 apart (one invocation's elements in a kernel of 256); a row whose part 0 is NaN and part 1 -inf, its maximum the last part's first
+/// element; +inf in the last part (logprobs NaN). v > 3 PART.
+fn placed(r: usize, v: usize, s: u64) -> Vec<f32> {
+    let mut x = logits(r, v, s);
+    for (k, row) in x.chunks_mut(v).enumerate() {
+        let at: &[usize] = match k % 6 {
+            0 => &[v - 1],
+            1 => &[PART - 1, PART],
+            2 => &[PART, 2 * PART - 1, v - 1],
+            3 => &[2 * PART, 2 * PART + 256, v - 1],
+            4 => {
+                row[..PART].fill(f32::NAN);
+                row[PART..2 * PART].fill(f32::NEG_INFINITY);
+                &[3 * PART]
+            }
+            _ => {
+                row[v - 1] = f32::INFINITY;
+                &[]
+            }
+        };
+        for &j in at {
+            row[j] = 20.0;
+        }
+    }
+    x
+}
+
 fn case(tag: &str, r: usize, v: usize, k: usize, x: Vec<f32>, p: Vec<f32>) -> Case {
     Case::new(
         "sample",
@@ -103,6 +137,17 @@ pub fn cases() -> Vec<Case> {
         let s = seed(&format!("sample{r}x{n}"));
         v.push(case("f32", r, n, k, logits(r, n, s), params(r, s)));
     }
+    // the maximum placed about the parts, 11 rows, V not a whole number of parts; sampled and
+    // all greedy
+    let (r, n) = (11, 3 * PART + 37);
+    let s = seed("sample-parts");
+    v.push(case("parts", r, n, 4, placed(r, n, s), params(r, s)));
+    let greedy: Vec<f32> = (0..r).flat_map(|_| sample_params(0.0, 0, 1.0, 0.5)).collect();
+    v.push(case("parts-greedy", r, n, 2, placed(r, n, s), greedy));
+    // V a whole number of parts
+    let (r, n) = (5, 4 * PART);
+    let s = seed("sample-parts-whole");
+    v.push(case("parts", r, n, 1, placed(r, n, s), params(r, s)));
     // a row of -inf, a row with NaN and a tie at the top, a row of one finite token, each sampled
     let n = 9;
     let mut x = vec![f32::NEG_INFINITY; n];
