@@ -1,13 +1,16 @@
 // Paged attention over a layer's K / V pools [NB, BS, Hkv, Dh]: the Params and addressing shared by
-// paged_attention (paged_attention_rows.wgsl) and paged_gated_attention
-// (paged_gated_attention.wgsl, paged_gated_attention_kv.wgsl).
+// paged_attention (paged_attention_loop.wgsl + paged_attention_rows.wgsl) and paged_gated_attention
+// (paged_decode_attend.wgsl + attention_decode_loop.wgsl, then paged_gated_attention.wgsl or
+// paged_gated_attention_kv.wgsl).
 // A batch is S sequences whose query rows are packed one after another in q [T, ..]; seqs [S, 3]
 // holds each one's first query row, query count and kv length; block_tables [S, MB] its blocks.
 // Query i of sequence s sits at position kv_len - q_count + i and sees keys 0..=position; key j
 // is pool row block_tables[s][j / BS] * BS + j % BS.
 //
-// Batch invariance: one workgroup attends one (query row, query head) to exactly its own keys,
-// walked from key 0 in the fixed chunks of decode_attend (attention_decode_loop.wgsl). Nothing in
+// Batch invariance: one workgroup attends one query row (all query heads of one kv head in
+// paged_attention, one query head in paged_gated_attention) to exactly its own keys, walked from
+// key 0 in fixed chunks (paged_attention_loop.wgsl; decode_attend, attention_decode_loop.wgsl).
+// Every reduction's order is fixed by the code and the row alone. Nothing in
 // a row's arithmetic depends on T, S, the other rows, or where its sequence's rows sit in q: a
 // query at position p gives the same bits as a decode step, inside a prefill chunk of any size,
 // or next to any other sequences. Keys past a row's position are never read (NaN-filled unused
@@ -74,34 +77,6 @@ fn pool_row(j: u32) -> u32 {
         return NO_ROW;
     }
     return blk * p.bs + j % p.bs;
-}
-
-// key_dot's loads (attention_decode_loop.wgsl). This kernel's decode_score keeps one load at a
-// time: eight in flight made a 64-sequence step slower.
-fn ld4_key(i: u32) -> vec4<f32> {
-    return ld4_kp(i);
-}
-
-// decode_attend's key and value reads (attention_decode_loop.wgsl), through the block table.
-fn decode_score(key: u32, kbase: u32) -> f32 {
-    let r = pool_row(key);
-    if (r == NO_ROW) {
-        return bitcast<f32>(nan_bits);
-    }
-    let kb = r * (p.hkv * p.dh) + kbase;
-    var dot = vec4<f32>(0.0);
-    for (var d4 = 0u; d4 < DH4; d4++) {
-        dot += q_s[d4] * ld4_kp(kb + d4 * 4u);
-    }
-    return dot.x + dot.y + dot.z + dot.w;
-}
-
-fn decode_value(key: u32, kbase: u32, c4: u32) -> vec4<f32> {
-    let r = pool_row(key);
-    if (r == NO_ROW) {
-        return vec4<f32>(bitcast<f32>(nan_bits));
-    }
-    return ld4_vp(r * (p.hkv * p.dh) + kbase + c4 * 4u);
 }
 
 // Row t's (sequence, key count, ok) for the whole workgroup: thread 0 looks it up, every thread

@@ -237,8 +237,8 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let batch_rounding = Arc::new(Patched::new(
         "batch_dependent_rounding",
         "paged_attention_rows.wgsl",
-        "q_s[d4] = ld4_q(qrow + d4 * 4u) * p.scale;",
-        "q_s[d4] = ld4_q(qrow + d4 * 4u) * (p.scale * (1.0 + f32(p.t & 1u) * 1.2e-7));",
+        "q_s[i] = ld4_q(orow + i * 4u) * p.scale;",
+        "q_s[i] = ld4_q(orow + i * 4u) * (p.scale * (1.0 + f32(p.t & 1u) * 1.2e-7));",
     ));
     // the hybrid-state ops' invariance: a rounding that depends on the batch's row count, and one
     // that depends on how many tokens of its sequence a workgroup runs (the chunking), both far

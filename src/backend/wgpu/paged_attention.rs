@@ -1,10 +1,15 @@
 //! paged_attention and paged_gated_attention: shaders/paged_attention.wgsl (Params, the block
-//! table addressing, the batch-invariance argument) + attention_decode_loop.wgsl (the one key
-//! loop) + the kernel: paged_attention_rows.wgsl, or for the gated op two dispatches,
-//! paged_gated_attention_kv.wgsl (new k / v into the pools) then paged_gated_attention.wgsl.
-//! Every query row is one workgroup of DECODE_NT threads, decode and prefill alike: that is what
-//! makes a row's bits independent of the batch. (A prefill tile that shares key reads between
-//! rows is the speed issue's to add, under the same per-row order.)
+//! table addressing, the batch-invariance argument) + a key loop + the kernel.
+//! paged_attention: paged_attention_loop.wgsl + paged_attention_rows.wgsl, one workgroup per
+//! (query row, kv head) for all G = Hq / Hkv query heads of it, so a GQA group's K / V rows are
+//! read once (and coalesced: a team of lanes shares a key row); G is a compile-time constant of
+//! the kernel (its variant), at most MAX_GROUP.
+//! paged_gated_attention: paged_decode_attend.wgsl + attention_decode_loop.wgsl (decode_attend,
+//! one workgroup per (query row, query head)), two dispatches: paged_gated_attention_kv.wgsl (new
+//! k / v into the pools) then paged_gated_attention.wgsl.
+//! Every query row is its own workgroups, decode and prefill alike: that is what makes a row's
+//! bits independent of the batch. (A prefill tile that shares key reads between rows is the speed
+//! issue's to add, under the same per-row order.)
 use super::attention::{decode_smem, ld4, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
@@ -18,6 +23,25 @@ use bytemuck::{Pod, Zeroable};
 const KV_WG: u32 = 64;
 /// Storage buffers the gated op's dispatches bind (each of the two).
 const GATED_BINDINGS: usize = 9;
+/// paged_attention: query heads a workgroup attends together (Hq / Hkv), at most (registers: G
+/// vec4 accumulators a thread; workgroup memory grows with G).
+pub const MAX_GROUP: usize = 8;
+/// paged_attention's chunk of keys (CK in paged_attention_loop.wgsl): a multiple of 16 and of
+/// DECODE_NT / 4. Fixed: a row's reduction order depends on it.
+const CHUNK: usize = 128;
+
+/// paged_attention_loop.wgsl's PART and HR for head_dim `dh` and group `g`.
+fn part_hr(dh: usize, g: usize) -> (usize, usize) {
+    let part = (g * CHUNK).max(DECODE_NT);
+    (part, (part / DECODE_NT).min(DECODE_NT / (dh / 4)))
+}
+
+/// Workgroup memory of paged_attention_loop.wgsl (+ paged_attention.wgsl's row_w) in bytes.
+fn paged_smem(dh: usize, g: usize) -> usize {
+    let (part, _) = part_hr(dh, g);
+    // q_s, part_s, sc_s, prow_s, seg_s, m_s + al_s, row_w
+    16 * g * (dh / 4) + 16 * part + 4 * g * CHUNK + 4 * CHUNK + 4 * g * (CHUNK / 16) + 8 * g + 16
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -43,6 +67,20 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let pool = &desc.inputs[1].shape;
     let pool = if gated { &desc.outputs[1].shape } else { pool };
     let dh = pool[3];
+    if !gated {
+        let (hq, hkv) = (desc.inputs[0].shape[1], pool[2]);
+        if hkv == 0 || hq % hkv != 0 || hq / hkv > MAX_GROUP {
+            return Support::No(format!(
+                "{hq} query heads over {hkv} kv heads: paged_attention attends a group of at most \
+                 {MAX_GROUP} query heads a workgroup"
+            ));
+        }
+        if dh % 16 != 0 {
+            return Support::No(format!(
+                "head_dim {dh} must be a multiple of 16 (paged_attention: four lanes of vec4s a key)"
+            ));
+        }
+    }
     if dh % 4 != 0 || dh / 4 > DECODE_NT {
         return Support::No(format!(
             "head_dim {dh} must be a multiple of 4 and at most {} (vec4 key loop)",
@@ -59,7 +97,10 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if words as u64 >= u32::MAX as u64 {
         return Support::No(format!("{words} elements overflow the kernels' u32 indexing"));
     }
-    let smem = decode_smem(dh) + 16;
+    let smem = match gated {
+        true => decode_smem(dh) + 16,
+        false => paged_smem(dh, desc.inputs[0].shape[1] / pool[2]),
+    };
     if smem > b.caps.max_workgroup_storage as usize || DECODE_NT > b.caps.max_invocations as usize {
         return Support::No(format!(
             "head_dim {dh} needs {smem} B workgroup memory and {DECODE_NT} invocations"
@@ -106,13 +147,18 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         half: half as u32,
         eps,
     };
-    let consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
-    let variant = format!("dh{dh}");
-    let head = [b.source("paged_attention.wgsl"), b.source("attention_decode_loop.wgsl")].concat();
+    let mut consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
     let params = bytemuck::bytes_of(&p);
-    let rows = grid((t * hq) as u32);
     let u = DType::U32;
     if !gated {
+        let g = hq / hkv;
+        let (part, hr) = part_hr(dh, g);
+        consts.extend([
+            ("G", format!("{g}u")),
+            ("CK", format!("{CHUNK}u")),
+            ("PART", format!("{part}u")),
+            ("HR", format!("{hr}u")),
+        ]);
         let bindings: Vec<Binding> = vec![
             read("q", i[0].dtype),
             read("kp", i[1].dtype),
@@ -122,11 +168,17 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
             write("o", o[0].dtype),
         ];
         let helpers: String = (0..3).map(|s| ld4(bindings[s].name, s, bindings[s].dtype)).collect();
-        let body = [helpers, head, b.source("paged_attention_rows.wgsl").to_string()].concat();
+        let body = [
+            helpers.as_str(),
+            b.source("paged_attention.wgsl"),
+            b.source("paged_attention_loop.wgsl"),
+            b.source("paged_attention_rows.wgsl"),
+        ]
+        .concat();
         let key = KernelKey {
             entry: "paged_attention",
             bindings,
-            variant,
+            variant: format!("dh{dh}g{g}"),
         };
         return b.dispatch(
             &key,
@@ -134,9 +186,17 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
             &consts,
             params,
             &[i[0], i[1], i[2], i[3], i[4], o[0]],
-            rows,
+            grid((t * hkv) as u32),
         );
     }
+    let variant = format!("dh{dh}");
+    let head = [
+        b.source("paged_attention.wgsl"),
+        b.source("paged_decode_attend.wgsl"),
+        b.source("attention_decode_loop.wgsl"),
+    ]
+    .concat();
+    let rows = grid((t * hq) as u32);
     // 1. the new tokens' k and v into the pools
     let kv_bindings: Vec<Binding> = vec![
         read("k", i[1].dtype),

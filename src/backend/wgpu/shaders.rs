@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 65] = [
+pub const FILES: [(&str, &str); 67] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -84,8 +84,16 @@ pub const FILES: [(&str, &str); 65] = [
         include_str!("../../../shaders/paged_attention.wgsl"),
     ),
     (
+        "paged_attention_loop.wgsl",
+        include_str!("../../../shaders/paged_attention_loop.wgsl"),
+    ),
+    (
         "paged_attention_rows.wgsl",
         include_str!("../../../shaders/paged_attention_rows.wgsl"),
+    ),
+    (
+        "paged_decode_attend.wgsl",
+        include_str!("../../../shaders/paged_decode_attend.wgsl"),
     ),
     (
         "paged_gated_attention.wgsl",

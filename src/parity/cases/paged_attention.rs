@@ -116,7 +116,8 @@ impl PagedLayout {
 type Scenario = (usize, usize, usize, usize, Vec<(usize, usize)>, bool);
 
 /// Decode batches (ragged, length 1, at a block boundary and one past it, many sequences),
-/// prefill, a chunk after a cached prefix, a shared prefix block, block sizes other than 16.
+/// prefill, a chunk after a cached prefix, a shared prefix block, block sizes other than 16, rows
+/// over several key chunks, a group of 8 query heads a kv head, head_dim 32.
 fn scenarios() -> Vec<Scenario> {
     let mut many = Rng::new(seed("paged-many"));
     let many: Vec<(usize, usize)> = (0..64).map(|_| (1, 1 + (many.next_u64() % 90) as usize)).collect();
@@ -140,6 +141,11 @@ fn scenarios() -> Vec<Scenario> {
         (4, 2, 64, 16, vec![(1, 20), (3, 35)], true),
         (8, 8, 64, 8, vec![(5, 9), (1, 8), (2, 2)], false),
         (4, 2, 128, 32, vec![(1, 32), (9, 33)], false),
+        // several of paged_attention's 128-key chunks (Qwen3-0.6B's heads), and its largest group
+        (16, 8, 128, 16, vec![(1, 300), (1, 129), (1, 128), (4, 260)], false),
+        (8, 1, 128, 16, vec![(1, 200), (3, 150)], false),
+        // head_dim 32 (llama-tiny): two vec4s a lane
+        (4, 2, 32, 16, vec![(1, 20), (3, 35)], false),
     ]
 }
 
