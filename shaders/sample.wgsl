@@ -54,8 +54,6 @@ fn matches(k: u32, nj: u32, pk: u32, pn: u32, lv: u32) -> bool {
     return k == pk && (nj >> s) == (pn >> s);
 }
 
-var<workgroup> red_k: array<u32, WG>;
-var<workgroup> red_i: array<u32, WG>;
 var<workgroup> red_lo: array<u32, WG>;
 var<workgroup> red_hi: array<u32, WG>;
 var<workgroup> red_f: array<f32, WG>;
@@ -102,20 +100,7 @@ fn next_after(base: u32, lid: u32, pk: u32, pi: u32) -> vec2<u32> {
 
 // The best of every invocation's (bk, bi), ties to the lower id: (key, id) to every invocation.
 fn best_of(lid: u32, bk: u32, bi: u32) -> vec2<u32> {
-    red_k[lid] = bk;
-    red_i[lid] = bi;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h >>= 1u) {
-        if (lid < h) {
-            let k2 = red_k[lid + h];
-            let i2 = red_i[lid + h];
-            if (k2 > red_k[lid] || (k2 == red_k[lid] && i2 < red_i[lid])) {
-                red_k[lid] = k2;
-                red_i[lid] = i2;
-            }
-        }
-        workgroupBarrier();
-    }
+    tree_best(lid, bk, bi);
     if (lid == 0u) {
         bc[0] = red_k[0];
         bc[1] = red_i[0];

@@ -23,8 +23,6 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
-var<workgroup> red_k: array<u32, WG>;
-var<workgroup> red_i: array<u32, WG>;
 var<workgroup> red_f: array<f32, WG>;
 
 // exp(l - m) of the logit with bits b, 0 for an infinite or NaN one
@@ -82,21 +80,7 @@ fn sample_parts(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         offer(&bk, &bi, x[q].z, j + 2u * WG);
         offer(&bk, &bi, x[q].w, j + 3u * WG);
     }
-    red_k[lid] = bk;
-    red_i[lid] = bi;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h >>= 1u) {
-        if (lid < h) {
-            let k2 = red_k[lid + h];
-            let i2 = red_i[lid + h];
-            if (k2 > red_k[lid] || (k2 == red_k[lid] && i2 < red_i[lid])) {
-                red_k[lid] = k2;
-                red_i[lid] = i2;
-            }
-        }
-        workgroupBarrier();
-    }
-    // (the tree's last barrier makes the winner visible to all)
+    tree_best(lid, bk, bi);
     let best = red_k[0];
     let id = red_i[0];
     // the sum of exp about the part's maximum, in a fixed order (q within an invocation, then the

@@ -1,4 +1,5 @@
-//! sample, two dispatches (each module is shaders/sample_weight.wgsl, the integer weights, plus):
+//! sample, two dispatches (each module is shaders/sample_weight.wgsl, the integer weights, and
+//! sample_tree.wgsl, the best-(key, id) reduction, plus):
 //!   sample_head.wgsl, `sample_parts`: one workgroup a (row, part of PART logits): the part's best
 //!     (okey, id) and sum of exp into a scratch [rows, parts, 4] u32, so the row-wide work every
 //!     row needs is spread over rows x parts workgroups (64 rows are 64 workgroups otherwise);
@@ -58,7 +59,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         parts: parts as u32,
     };
     let consts = [("WG", format!("{WG}u"))];
-    let weights = b.source("sample_weight.wgsl");
+    // the integer weights and the (key, id) tree, shared by both modules
+    let weights = format!("{}\n{}", b.source("sample_weight.wgsl"), b.source("sample_tree.wgsl"));
     let head = KernelKey {
         entry: "sample_parts",
         bindings: vec![read("logits", DType::F32), write("part", DType::U32)],

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 67] = [
+pub const FILES: [(&str, &str); 68] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -110,6 +110,7 @@ pub const FILES: [(&str, &str); 67] = [
         "sample_weight.wgsl",
         include_str!("../../../shaders/sample_weight.wgsl"),
     ),
+    ("sample_tree.wgsl", include_str!("../../../shaders/sample_tree.wgsl")),
     ("penalties.wgsl", include_str!("../../../shaders/penalties.wgsl")),
     ("q4_0.wgsl", include_str!("../../../shaders/q4_0.wgsl")),
     ("q4_1.wgsl", include_str!("../../../shaders/q4_1.wgsl")),
