@@ -56,7 +56,6 @@ fn matches(k: u32, nj: u32, pk: u32, pn: u32, lv: u32) -> bool {
 
 var<workgroup> red_lo: array<u32, WG>;
 var<workgroup> red_hi: array<u32, WG>;
-var<workgroup> red_f: array<f32, WG>;
 var<workgroup> h_count: array<atomic<u32>, 256>;
 var<workgroup> h_lo: array<atomic<u32>, 256>;
 var<workgroup> h_hi: array<atomic<u32>, 256>;
@@ -339,14 +338,7 @@ fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
             }
         }
     }
-    red_f[lid] = s;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h >>= 1u) {
-        if (lid < h) {
-            red_f[lid] += red_f[lid + h];
-        }
-        workgroupBarrier();
-    }
+    tree_sum(lid, s);
     let ln_s = log(red_f[0]);
     if (lid == 0u) {
         st_ids(out, token);

@@ -23,7 +23,6 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
-var<workgroup> red_f: array<f32, WG>;
 
 // exp(l - m) of the logit with bits b, 0 for an infinite or NaN one
 fn exp_finite(b: u32, m: f32) -> f32 {
@@ -96,14 +95,7 @@ fn sample_parts(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             s += exp_finite(x[q].w, m);
         }
     }
-    red_f[lid] = s;
-    workgroupBarrier();
-    for (var h = WG / 2u; h > 0u; h >>= 1u) {
-        if (lid < h) {
-            red_f[lid] += red_f[lid + h];
-        }
-        workgroupBarrier();
-    }
+    tree_sum(lid, s);
     if (lid == 0u) {
         stbits_part(4u * g, best);
         stbits_part(4u * g + 1u, id);
