@@ -1,13 +1,15 @@
 // Fused residual add + RMSNorm: sum = a + b (stored in sum's dtype), y = rms_norm(sum) * w (or
 // * (1 + w)). One workgroup per row (the entry below, or rms_norm_rows.wgsl `norm_rows` for long
-// rows); each invocation re-reads only the sum elements it stored. The sum of squares is reduced
-// by wg_sum (wg_sum.wgsl).
+// rows); each invocation uses the sum as stored (rounded to sum's dtype) without reading it back.
+// The sum of squares is reduced by wg_sum (wg_sum.wgsl).
 // Params: rms_norm_rows.wgsl. Bindings: a, b, w (read), sum (write), y (write).
 
-// Stores a + b and reads it back as sum's dtype holds it.
+// Stores a + b and returns it as sum's dtype holds it (rounded in registers, not read back: a
+// load after the store would wait on its round trip).
 fn norm_in(i: u32) -> f32 {
-    st_sum(i, ld_a(i) + ld_b(i));
-    return ld_sum(i);
+    let v = ld_a(i) + ld_b(i);
+    st_sum(i, v);
+    return as_sum(v);
 }
 
 fn norm_out(i: u32, j: u32, inv: f32) {
@@ -44,10 +46,10 @@ fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if (j3 < p.d) { a3 = ld_a(base + j3); b3 = ld_b(base + j3); w3 = norm_weight(j3); }
     var ss = 0.0;
     var s0 = 0.0; var s1 = 0.0; var s2 = 0.0; var s3 = 0.0;
-    if (j0 < p.d) { st_sum(base + j0, a0 + b0); s0 = ld_sum(base + j0); ss += s0 * s0; }
-    if (j1 < p.d) { st_sum(base + j1, a1 + b1); s1 = ld_sum(base + j1); ss += s1 * s1; }
-    if (j2 < p.d) { st_sum(base + j2, a2 + b2); s2 = ld_sum(base + j2); ss += s2 * s2; }
-    if (j3 < p.d) { st_sum(base + j3, a3 + b3); s3 = ld_sum(base + j3); ss += s3 * s3; }
+    if (j0 < p.d) { st_sum(base + j0, a0 + b0); s0 = as_sum(a0 + b0); ss += s0 * s0; }
+    if (j1 < p.d) { st_sum(base + j1, a1 + b1); s1 = as_sum(a1 + b1); ss += s1 * s1; }
+    if (j2 < p.d) { st_sum(base + j2, a2 + b2); s2 = as_sum(a2 + b2); ss += s2 * s2; }
+    if (j3 < p.d) { st_sum(base + j3, a3 + b3); s3 = as_sum(a3 + b3); ss += s3 * s3; }
     let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.d) + p.eps);
     if (j0 < p.d) { st_y(base + j0, s0 * inv * w0); }
     if (j1 < p.d) { st_y(base + j1, s1 * inv * w1); }

@@ -5,6 +5,7 @@
 //! typed accessors that add the tensor's element offset (`p.offs`, filled in by the dispatcher):
 //!   ld_x(i) -> f32 (float dtypes) or u32 (u32/i32)     st_y(i, v)   (v: f32 or u32)
 //!   ldbits_x(i) / stbits_y(i, bits): raw element bits  st2_y(i, a, b) / st2bits_y: two adjacent elements
+//!   as_y(v): v rounded to y's dtype in registers (the value ld_y of a stored v returns)
 //! 16-bit outputs are written with atomicAnd/atomicOr on their word, so neighbouring elements
 //! owned by other threads (or by another tensor) are never clobbered.
 use crate::dtype::DType;
@@ -146,6 +147,14 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     "fn ld_{n}(i: u32) -> {} {{ return {}; }}",
                     ty(b.dtype),
                     decode(b.dtype, &format!("ldbits_{n}(i)"))
+                );
+                // v as the binding's dtype holds it (what ld_ of a stored v gives), in registers
+                let _ = writeln!(
+                    s,
+                    "fn as_{n}(v: {}) -> {} {{ return {}; }}",
+                    ty(b.dtype),
+                    ty(b.dtype),
+                    decode(b.dtype, &encode(b.dtype, "v"))
                 );
                 if wide {
                     let _ = writeln!(
