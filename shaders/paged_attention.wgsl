@@ -1,16 +1,20 @@
 // Paged attention over a layer's K / V pools [NB, BS, Hkv, Dh]: the Params and addressing shared by
-// paged_attention (paged_attention_loop.wgsl + paged_attention_rows.wgsl) and paged_gated_attention
-// (paged_decode_attend.wgsl + attention_decode_loop.wgsl, then paged_gated_attention.wgsl or
-// paged_gated_attention_kv.wgsl).
+// paged_attention (paged_attention_loop.wgsl + paged_attention_rows.wgsl, then
+// paged_attention_combine.wgsl) and paged_gated_attention (paged_decode_attend.wgsl +
+// attention_decode_loop.wgsl, then paged_gated_attention.wgsl or paged_gated_attention_kv.wgsl).
 // A batch is S sequences whose query rows are packed one after another in q [T, ..]; seqs [S, 3]
 // holds each one's first query row, query count and kv length; block_tables [S, MB] its blocks.
 // Query i of sequence s sits at position kv_len - q_count + i and sees keys 0..=position; key j
 // is pool row block_tables[s][j / BS] * BS + j % BS.
 //
-// Batch invariance: one workgroup attends one query row (all query heads of one kv head in
-// paged_attention, one query head in paged_gated_attention) to exactly its own keys, walked from
-// key 0 in fixed chunks (paged_attention_loop.wgsl; decode_attend, attention_decode_loop.wgsl).
-// Every reduction's order is fixed by the code and the row alone. Nothing in
+// Batch invariance: in paged_gated_attention one workgroup attends one query row and query head to
+// exactly its own keys, walked from key 0 in fixed chunks (decode_attend,
+// attention_decode_loop.wgsl). In paged_attention one workgroup attends one fixed partition of a
+// query row's keys (keys p * PK .. (p + 1) * PK, PK a constant) for all query heads of one kv head
+// (paged_attention_loop.wgsl), and a row of several partitions is combined from them in partition
+// order (paged_attention_combine.wgsl): a row's partitions depend on its kv length alone, never on
+// how many partitions the batch's longest row has. Every reduction's order is fixed by the code
+// and the row alone. Nothing in
 // a row's arithmetic depends on T, S, the other rows, or where its sequence's rows sit in q: a
 // query at position p gives the same bits as a decode step, inside a prefill chunk of any size,
 // or next to any other sequences. Keys past a row's position are never read (NaN-filled unused
@@ -33,6 +37,8 @@ struct Params {
     s: u32,          // sequences
     half: u32,       // rotary_dim / 2 (gated)
     eps: f32,        // q/k norm epsilon (gated)
+    t0: u32,         // this dispatch's first query row: rows t0 .. t0 + t (paged_attention)
+    np: u32,         // key partitions a row in the grid and the scratch (paged_attention)
 }
 @group(0) @binding(0) var<uniform> p: Params;
 

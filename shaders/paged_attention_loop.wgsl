@@ -1,7 +1,7 @@
 // The key loop of paged_attention (paged_attention_rows.wgsl): one workgroup of NT threads attends
 // the G = Hq / Hkv query heads of one kv head of one query row, already scaled in q_s, to keys
-// 0..kv_len of that row's sequence, so each K and V row is read once for the whole GQA group.
-// Keys are walked from key 0 in chunks of CK. Per chunk:
+// k0..k1 of that row's sequence (one key partition; paged_attention.wgsl), so each K and V row is
+// read once for the whole GQA group. Keys are walked from k0 in chunks of CK. Per chunk:
 //   0. pool rows: thread j < CK looks up key c0 + j in the block table (prow_s; NO_ROW past the
 //      chunk's keys or for a block id not in the pool)
 //   1. partial scores: a team of L adjacent lanes shares one key row, lane e reading vec4s
@@ -17,10 +17,13 @@
 //      row is read by DH4 adjacent threads (coalesced), eight keys' loads in flight, each load
 //      feeding G accumulators, the sums in key order
 // At the end the denominators (per-thread shares, then segments) and the R partial outputs are
-// added in workgroup memory in fixed orders. Every order above depends only on DH4, G, CK and the
-// row's kv_len: a row's bits do not depend on the batch (paged_attention.wgsl).
+// added in workgroup memory in fixed orders and handed over unnormalized, with the running max
+// (the kernel divides, or keeps them for the combine). Every order above depends only on DH4, G,
+// CK and the keys k0..k1: a row's bits do not depend on the batch (paged_attention.wgsl).
 // The kernel gives Params p, ld4_kp, ld4_vp, pool_row / NO_ROW / nan_bits (paged_attention.wgsl) and
-//   fn put_out(hh: u32, c4: u32, o: vec4<f32>)   vec4 c4 of group head hh's output
+//   fn put_part(hh: u32, c4: u32, o: vec4<f32>, m: f32, l: f32)   vec4 c4 of group head hh's
+//      output sum o over the keys, their max score m and softmax denominator l (o / l is the
+//      attention over these keys alone)
 // Constants: DH4 (head_dim / 4, a multiple of 4, at most NT), NT (workgroup size), G (group, at
 // least 1), CK (chunk keys, a multiple of SEG and of NT / L), PART (max(G * CK, NT)), HR (heads a
 // round of the final output sum: min(PART / NT, NT / DH4)).
@@ -124,9 +127,10 @@ fn seg_reduce(tid: u32, is_max: bool) {
     }
 }
 
-// softmax(q_s[hh] . K) V for every group head hh over keys 0..kv_len of the kv head whose rows
-// start at kbase, handed to put_out. Every thread calls it (barriers); q_s is staged.
-fn paged_attend(tid: u32, kv_len: u32, kbase: u32) {
+// softmax(q_s[hh] . K) V for every group head hh over keys k0..k1 (k0 < k1) of the kv head whose
+// rows start at kbase, handed to put_part unnormalized. Every thread calls it with the same
+// arguments (barriers); q_s is staged.
+fn paged_attend(tid: u32, k0: u32, k1: u32, kbase: u32) {
     let team = tid / L;
     let lane = tid % L;
     let r = tid / DH4;
@@ -137,10 +141,10 @@ fn paged_attend(tid: u32, kv_len: u32, kbase: u32) {
     var l: array<f32, ITEMS>;        // this thread's shares of its items' heads' denominators
     var sv: array<f32, ITEMS>;       // its items' scores in the current chunk
     var acc: array<vec4<f32>, G>;    // its share of vec4 c4 of each head's output
-    let nchunks = (kv_len + CK - 1u) / CK;
+    let nchunks = (k1 - k0 + CK - 1u) / CK;
     for (var c = 0u; c < nchunks; c++) {
-        let c0 = c * CK;
-        let cnt = min(CK, kv_len - c0);
+        let c0 = k0 + c * CK;
+        let cnt = min(CK, k1 - c0);
         // 0. pool rows
         if (tid < CK) {
             var pr = NO_ROW;
@@ -272,7 +276,7 @@ fn paged_attend(tid: u32, kv_len: u32, kbase: u32) {
             for (var rr = 0u; rr < R; rr++) {
                 o += part_s[(hh - h0) * NT + rr * DH4 + c4];
             }
-            put_out(hh, c4, o / z);
+            put_part(hh, c4, o, m_s[hh], z);
         }
         workgroupBarrier();
     }

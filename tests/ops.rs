@@ -64,6 +64,8 @@ fn main() -> std::process::ExitCode {
         }
     }
     trials.extend(invariance(&devices));
+    trials.extend(sliced_invariance(&wgpu));
+    trials.extend(guards(&wgpu));
     trials.extend(teeth(&wgpu));
     let filtering = args.filter.is_some() || !args.skip.is_empty();
     let c = libtest_mimic::run(&args, trials);
@@ -119,6 +121,10 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::fresh_state_read::{causal_conv1d_batch,gdn_batch}[..]   the batch kernels patched to
 ///       read a fresh sequence's slot instead of starting from zero: every case with a fresh
 ///       sequence red (its slot holds NaN), the others green.
+///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
+///       .wgsl patched to add a row's key partitions from the second on: every case with a row
+///       over 64 keys (two partitions or more) red, the others green (the combine never runs
+///       for them).
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -158,6 +164,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "paged_attention.wgsl",
         "select(0u, kv - cnt + (t - start), ok)",
         "select(0u, kv - 1u, ok)",
+    ));
+    let first_part = Arc::new(Patched::new(
+        "combine_first_partition_dropped",
+        "paged_attention_combine.wgsl",
+        "for (var i = 0u; i < np; i++) {",
+        "for (var i = 1u; i < np; i++) {",
     ));
     let conv_fresh = Arc::new(Patched::new(
         "fresh_state_read",
@@ -215,13 +227,19 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }
             Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
                 let seqs = paged_seqs(&case);
-                vec![
+                let mut bites = vec![
                     (
                         Tooth::Patched(block.clone()),
                         seqs.iter().any(|&(_, kv)| kv >= *block_size),
                     ),
                     (Tooth::Patched(causal.clone()), seqs.iter().any(|&(q, _)| q > 1)),
-                ]
+                ];
+                if matches!(case.op, Op::PagedAttention { .. }) {
+                    // paged_attention's key partitions are 64 keys: longer rows are combined
+                    let long = seqs.iter().any(|&(_, kv)| kv > 64);
+                    bites.push((Tooth::Patched(first_part.clone()), long));
+                }
+                bites
             }
             Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
             Op::GdnBatch => vec![(Tooth::Patched(gdn_fresh.clone()), any_fresh(&case, 5))],
@@ -367,6 +385,54 @@ fn invariance(devices: &[Arc<dyn Backend>]) -> Vec<Trial> {
                 }
                 Err(m) if m.contains("unsupported op") => Ok(Completion::ignored_with(m)),
                 Err(m) => Err(Failed::from(m)),
+            },
+        ));
+    }
+    trials
+}
+
+/// paged_attention's rows in runs that fit its partition scratch (`Tuning::paged_scratch`): with
+/// a budget of nothing every row is its own dispatch pair, and the invariance check must still
+/// find every composition bit-identical (and near the cpu reference):
+/// `invariance::paged_attention[kvf32,row_by_row]::wgpu/llvmpipe`.
+fn sliced_invariance(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for dev in wgpu {
+        let name = dev.name();
+        trials.push(Trial::ignorable_test(
+            format!("invariance::paged_attention[kvf32,row_by_row]::{name}"),
+            move || {
+                let devs = WgpuBackend::all_tuned(&|t| t.paged_scratch = 0);
+                let d = devs
+                    .iter()
+                    .find(|d| d.name() == name)
+                    .ok_or_else(|| format!("no adapter {name} opened with paged_scratch = 0"))?;
+                match wgllm::parity::paged_invariance::check(d, wgllm::dtype::DType::F32, false) {
+                    Ok(m) => {
+                        println!("    {m}");
+                        Ok(Completion::Completed)
+                    }
+                    Err(m) => Err(Failed::from(m)),
+                }
+            },
+        ));
+    }
+    trials
+}
+
+/// paged_attention's guards (src/parity/paged_guards.rs) per wgpu adapter: rows with a block id
+/// past the pool or an inconsistent description come out NaN, their neighbours untouched:
+/// `guards::paged_attention::wgpu/llvmpipe`.
+fn guards(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for dev in wgpu {
+        let dev = dev.clone();
+        trials.push(Trial::test(
+            format!("guards::paged_attention::{}", dev.name()),
+            move || {
+                let m = wgllm::parity::paged_guards::check(dev.as_ref())?;
+                println!("    {m}");
+                Ok(())
             },
         ));
     }

@@ -4,6 +4,7 @@ pub mod cases;
 pub mod compare;
 pub mod golden;
 pub mod model_gate;
+pub mod paged_guards;
 pub mod paged_invariance;
 pub mod report;
 pub mod run;

@@ -11,6 +11,10 @@
 //! holding only the other sequences' cached rows, and the written pool rows are compared too.
 //! One composition is also compared with the CPU reference (within the attention tolerance), so
 //! an op that returned the same wrong bits everywhere would not pass.
+//! Each step's block tables are as wide as its longest sequence needs (as the engine uploads
+//! them), so the width changes from step to step. paged_attention's watched prompt (and some of
+//! the others) spans three of its 64-key partitions, so one, two and three partitions are each
+//! computed in every composition, under grids of one to several partitions a row.
 use super::cases::paged_attention::PagedLayout;
 use super::compare::{compare, tolerance};
 use crate::backend::cpu::CpuBackend;
@@ -25,8 +29,15 @@ const HKV: usize = 2;
 const DH: usize = 64;
 const BS: usize = 16;
 const ROT: usize = 16;
-/// The watched sequence's prompt: blocks 0, 1 full, block 2 partial.
-const LEN: usize = 40;
+/// The watched sequence's prompt: paged_gated_attention's blocks 0, 1 full, block 2 partial;
+/// paged_attention's three key partitions, the last partial (and blocks 0..8 full).
+const fn watched_len(gated: bool) -> usize {
+    if gated {
+        40
+    } else {
+        140
+    }
+}
 /// Other sequences in the batch besides the watched one.
 const OTHERS: usize = 63;
 
@@ -44,8 +55,9 @@ struct World {
 impl World {
     fn new(kv: DType, gated: bool) -> World {
         let mut r = Rng::new(seed("paged-invariance-lens"));
-        let mut lens = vec![LEN];
-        lens.extend((0..OTHERS).map(|_| 2 + (r.next_u64() % 45) as usize));
+        let mut lens = vec![watched_len(gated)];
+        let spread = if gated { 45 } else { 130 };
+        lens.extend((0..OTHERS).map(|_| 2 + (r.next_u64() % spread) as usize));
         let seqs: Vec<(usize, usize)> = lens.iter().map(|&l| (1, l)).collect();
         World {
             layout: PagedLayout::new(BS, &seqs, false, 5, seed("paged-invariance-layout")),
@@ -91,13 +103,13 @@ fn e<E: std::fmt::Display>(x: E) -> String {
     x.to_string()
 }
 
-fn upload_f32(dev: &dyn Backend, dt: DType, shape: &[usize], v: &[f32]) -> Result<Tensor, String> {
+pub(crate) fn upload_f32(dev: &dyn Backend, dt: DType, shape: &[usize], v: &[f32]) -> Result<Tensor, String> {
     let t = dev.alloc(dt, shape).map_err(e)?;
     dev.upload(&t, &dt.encode_f32(v)).map_err(e)?;
     Ok(t)
 }
 
-fn upload_u32(dev: &dyn Backend, shape: &[usize], v: &[u32]) -> Result<Tensor, String> {
+pub(crate) fn upload_u32(dev: &dyn Backend, shape: &[usize], v: &[u32]) -> Result<Tensor, String> {
     let t = dev.alloc(DType::U32, shape).map_err(e)?;
     let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
     dev.upload(&t, &b).map_err(e)?;
@@ -116,13 +128,15 @@ fn run(w: &World, dev: &dyn Backend, steps: &[Vec<Piece>]) -> Result<(Vec<Vec<f3
     let pshape = [l.nb, BS, HKV, DH];
     let kp = upload_f32(dev, w.kv, &pshape, &kp0)?;
     let vp = upload_f32(dev, w.kv, &pshape, &vp0)?;
-    let mut mine = vec![Vec::new(); LEN];
+    let mut mine = vec![Vec::new(); w.lens[0]];
     let qw = if w.gated { 2 * DH } else { DH };
     let (cos, sin) = rope_tables(1e6, ROT, l.mb * BS);
     let mut nr = Rng::new(seed("pinv-norms"));
     let norms: Vec<f32> = (0..2 * DH).map(|_| (0.1 * nr.normal()) as f32).collect();
     for step in steps {
         let t: usize = step.iter().map(|p| p.2).sum();
+        // the step's table width: the blocks its longest sequence uses (as the engine uploads)
+        let mb = step.iter().map(|p| (p.1 + p.2).div_ceil(BS)).max().unwrap_or(1);
         let (mut q, mut k, mut v, mut tables, mut seqs) = (vec![], vec![], vec![], vec![], vec![]);
         for &(s, first, n) in step {
             for pos in first..first + n {
@@ -130,12 +144,12 @@ fn run(w: &World, dev: &dyn Backend, steps: &[Vec<Piece>]) -> Result<(Vec<Vec<f3
                 k.extend(w.row("k", s, pos, HKV * DH));
                 v.extend(w.row("v", s, pos, HKV * DH));
             }
-            tables.extend_from_slice(&l.tables[s * l.mb..(s + 1) * l.mb]);
+            tables.extend_from_slice(&l.tables[s * l.mb..s * l.mb + mb]);
             seqs.extend([step_row(step, s) as u32, n as u32, (first + n) as u32]);
         }
         let ns = step.len();
         let qt = upload_f32(dev, DType::F32, &[t, HQ, qw], &q)?;
-        let bt = upload_u32(dev, &[ns, l.mb], &tables)?;
+        let bt = upload_u32(dev, &[ns, mb], &tables)?;
         let sq = upload_u32(dev, &[ns, SEQ_FIELDS], &seqs)?;
         let o = dev.alloc(DType::F32, &[t, HQ, DH]).map_err(e)?;
         if w.gated {
@@ -167,7 +181,7 @@ fn run(w: &World, dev: &dyn Backend, steps: &[Vec<Piece>]) -> Result<(Vec<Vec<f3
         let (kb, vb) = (dev.download(&kp).map_err(e)?, dev.download(&vp).map_err(e)?);
         let (kf, vf) = (w.kv.decode_f32(&kb), w.kv.decode_f32(&vb));
         let row = HKV * DH;
-        for pos in 0..LEN {
+        for pos in 0..w.lens[0] {
             let at = l.slot(0, pos) * row;
             rows.extend_from_slice(&kf[at..at + row]);
             rows.extend_from_slice(&vf[at..at + row]);
@@ -181,27 +195,28 @@ fn step_row(step: &[Piece], s: usize) -> usize {
     step.iter().take_while(|p| p.0 != s).map(|p| p.2).sum()
 }
 
-/// The compositions: name and steps. Every one covers positions 0..LEN of sequence 0; `lens` are
-/// every sequence's lengths.
+/// The compositions: name and steps. Every one covers positions 0..lens[0] of sequence 0; `lens`
+/// are every sequence's lengths.
 fn compositions(lens: &[usize]) -> Vec<(&'static str, Vec<Vec<Piece>>)> {
+    let len = lens[0];
     let decodes: Vec<Piece> = (1..=OTHERS).map(|s| (s, lens[s] - 1, 1)).collect();
-    let whole = vec![vec![(0, 0, LEN)]];
-    let decode: Vec<Vec<Piece>> = (0..LEN).map(|p| vec![(0, p, 1)]).collect();
+    let whole = vec![vec![(0, 0, len)]];
+    let decode: Vec<Vec<Piece>> = (0..len).map(|p| vec![(0, p, 1)]).collect();
     // the watched chunk at a different place among the decodes each step
-    let sevens: Vec<Vec<Piece>> = (0..LEN)
+    let sevens: Vec<Vec<Piece>> = (0..len)
         .step_by(7)
         .enumerate()
         .map(|(i, a)| {
             let mut step = decodes.clone();
-            step.insert((i * 17) % (OTHERS + 1), (0, a, 7.min(LEN - a)));
+            step.insert((i * 17) % (OTHERS + 1), (0, a, 7.min(len - a)));
             step
         })
         .collect();
     let mut r = Rng::new(seed("pinv-random-chunks"));
     let mut random = Vec::new();
     let mut a = 0;
-    while a < LEN {
-        let n = ((1 + r.next_u64() % 12) as usize).min(LEN - a);
+    while a < len {
+        let n = ((1 + r.next_u64() % 12) as usize).min(len - a);
         // a few other sequences' chunks (their last m positions) and decode steps around it
         let mut step: Vec<Piece> = Vec::new();
         for s in 1..=(1 + r.next_u64() % 6) as usize {
@@ -231,7 +246,7 @@ pub fn check(dev: &dyn Backend, kv: DType, gated: bool) -> Result<String, String
         match &base {
             None => base = Some((name, rows, pool)),
             Some((bname, brows, bpool)) => {
-                for pos in 0..LEN {
+                for pos in 0..w.lens[0] {
                     if let Some(i) = (0..rows[pos].len()).find(|&i| rows[pos][i].to_bits() != brows[pos][i].to_bits()) {
                         return Err(format!(
                             "position {pos}: \"{name}\" differs from \"{bname}\" at element {i}: {} vs {}",
@@ -259,8 +274,9 @@ pub fn check(dev: &dyn Backend, kv: DType, gated: bool) -> Result<String, String
     let c = compare(DType::F32, &flat(&rows), &flat(&want), tolerance(fam, DType::F32))
         .map_err(|m| format!("\"{name}\" vs the cpu reference: {m}"))?;
     Ok(format!(
-        "{} compositions bit-identical over {LEN} positions; vs cpu nmse {:.2e}",
+        "{} compositions bit-identical over {} positions; vs cpu nmse {:.2e}",
         comps.len(),
+        w.lens[0],
         c.nmse
     ))
 }

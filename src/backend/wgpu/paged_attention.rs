@@ -1,15 +1,25 @@
 //! paged_attention and paged_gated_attention: shaders/paged_attention.wgsl (Params, the block
 //! table addressing, the batch-invariance argument) + a key loop + the kernel.
-//! paged_attention: paged_attention_loop.wgsl + paged_attention_rows.wgsl, one workgroup per
-//! (query row, kv head) for all G = Hq / Hkv query heads of it, so a GQA group's K / V rows are
-//! read once (and coalesced: a team of lanes shares a key row); G is a compile-time constant of
-//! the kernel (its variant), at most MAX_GROUP.
+//! paged_attention: two passes ("flash decoding"), so that a step of few sequences still has
+//! enough workgroups to fill a GPU:
+//!   1. paged_attention_loop.wgsl + paged_attention_rows.wgsl: one workgroup per (query row, kv
+//!      head, key partition of PARTITION keys) for all G = Hq / Hkv query heads of it, so a GQA
+//!      group's K / V rows are read once (and coalesced: a team of lanes shares a key row); G is
+//!      a compile-time constant of the kernel (its variant), at most MAX_GROUP. A row of one
+//!      partition writes its output here; a longer one writes each partition's output sum, max
+//!      and denominator to a scratch.
+//!   2. paged_attention_combine.wgsl: those rows' partitions added in partition order; not
+//!      dispatched when no row of the grid can have two partitions.
+//!   The grid has ceil(MB * BS / PARTITION) partitions a row (the engine keeps MB to the blocks
+//!   the step uses); the scratch holds the records of as many rows as `Tuning::paged_scratch`
+//!   allows, the rows beyond going in further dispatch pairs.
 //! paged_gated_attention: paged_decode_attend.wgsl + attention_decode_loop.wgsl (decode_attend,
 //! one workgroup per (query row, query head)), two dispatches: paged_gated_attention_kv.wgsl (new
 //! k / v into the pools) then paged_gated_attention.wgsl.
-//! Every query row is its own workgroups, decode and prefill alike: that is what makes a row's
-//! bits independent of the batch. (A prefill tile that shares key reads between rows is the speed
-//! issue's to add, under the same per-row order.)
+//! Every query row is its own workgroups, decode and prefill alike, and its key partitions are
+//! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
+//! prefill tile that shares key reads between rows is the speed issue's to add, under the same
+//! per-row order.)
 use super::attention::{decode_smem, ld4, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
@@ -28,12 +38,36 @@ const GATED_BINDINGS: usize = 9;
 pub const MAX_GROUP: usize = 8;
 /// paged_attention's chunk of keys (CK in paged_attention_loop.wgsl): a multiple of 16 and of
 /// DECODE_NT / 4. Fixed: a row's reduction order depends on it.
-const CHUNK: usize = 128;
+const CHUNK: usize = 64;
+/// paged_attention's key partition (PK in paged_attention_rows.wgsl): a row's keys
+/// p * PARTITION .. (p + 1) * PARTITION are one workgroup's, combined in order p. A multiple of
+/// CHUNK (here one chunk). Fixed, never chosen per batch: a row's reduction order depends on it.
+const PARTITION: usize = 64;
+const _: () = assert!(PARTITION % CHUNK == 0);
+/// paged_attention_combine.wgsl's workgroup (one thread per output vec4).
+const COMBINE_WG: usize = 64;
+/// Storage buffers paged_attention's first pass binds.
+const PARTS_BINDINGS: usize = 7;
 
 /// paged_attention_loop.wgsl's PART and HR for head_dim `dh` and group `g`.
 fn part_hr(dh: usize, g: usize) -> (usize, usize) {
     let part = (g * CHUNK).max(DECODE_NT);
     (part, (part / DECODE_NT).min(DECODE_NT / (dh / 4)))
+}
+
+/// paged_attention's partitions a row in the grid: enough for the longest block-table row.
+fn partitions(mb: usize, bs: usize) -> usize {
+    (mb * bs).div_ceil(PARTITION).max(1)
+}
+
+/// f32 words of one query row's partition records (paged_attention_rows.wgsl: Hq heads x `np`
+/// partitions x (Dh + 4)); 0 when the combine is not needed.
+fn row_words(hq: usize, dh: usize, np: usize) -> usize {
+    if np == 1 {
+        0
+    } else {
+        hq * np * (dh + 4)
+    }
 }
 
 /// Workgroup memory of paged_attention_loop.wgsl (+ paged_attention.wgsl's row_w) in bytes.
@@ -59,8 +93,11 @@ struct Params {
     s: u32,
     half: u32,
     eps: f32,
+    t0: u32,
+    np: u32,
+    pad: [u32; 2],
 }
-const _: () = assert!(std::mem::size_of::<Params>() == 96);
+const _: () = assert!(std::mem::size_of::<Params>() == 112);
 
 pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let gated = matches!(desc.op, Op::PagedGatedAttention { .. });
@@ -78,6 +115,23 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
         if dh % 16 != 0 {
             return Support::No(format!(
                 "head_dim {dh} must be a multiple of 16 (paged_attention: four lanes of vec4s a key)"
+            ));
+        }
+        // the scratch holds at least one row's partition records
+        let (mb, bs) = (desc.inputs[3].shape[1], pool[1]);
+        let np = partitions(mb, bs);
+        let bytes = 4 * row_words(hq, dh, np) as u64;
+        if bytes > b.caps.max_binding {
+            return Support::No(format!(
+                "block tables of {mb} blocks of {bs} keys make {np} key partitions a query row, \
+                 whose records ({bytes} B) exceed max_storage_buffer_binding_size {}",
+                b.caps.max_binding
+            ));
+        }
+        if (b.caps.max_storage_buffers as usize) < PARTS_BINDINGS {
+            return Support::No(format!(
+                "binds {PARTS_BINDINGS} storage buffers, the device allows {} per stage",
+                b.caps.max_storage_buffers
             ));
         }
     }
@@ -146,49 +200,16 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         s: bt.shape[0] as u32,
         half: half as u32,
         eps,
+        t0: 0,
+        np: 0,
+        pad: [0; 2],
     };
-    let mut consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
+    let consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
+    if !gated {
+        return record_parts(b, p, consts, i, o[0]);
+    }
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
-    if !gated {
-        let g = hq / hkv;
-        let (part, hr) = part_hr(dh, g);
-        consts.extend([
-            ("G", format!("{g}u")),
-            ("CK", format!("{CHUNK}u")),
-            ("PART", format!("{part}u")),
-            ("HR", format!("{hr}u")),
-        ]);
-        let bindings: Vec<Binding> = vec![
-            read("q", i[0].dtype),
-            read("kp", i[1].dtype),
-            read("vp", i[2].dtype),
-            read("bt", u),
-            read("seqs", u),
-            write("o", o[0].dtype),
-        ];
-        let helpers: String = (0..3).map(|s| ld4(bindings[s].name, s, bindings[s].dtype)).collect();
-        let body = [
-            helpers.as_str(),
-            b.source("paged_attention.wgsl"),
-            b.source("paged_attention_loop.wgsl"),
-            b.source("paged_attention_rows.wgsl"),
-        ]
-        .concat();
-        let key = KernelKey {
-            entry: "paged_attention",
-            bindings,
-            variant: format!("dh{dh}g{g}"),
-        };
-        return b.dispatch(
-            &key,
-            &body,
-            &consts,
-            params,
-            &[i[0], i[1], i[2], i[3], i[4], o[0]],
-            grid((t * hkv) as u32),
-        );
-    }
     let variant = format!("dh{dh}");
     let head = [
         b.source("paged_attention.wgsl"),
@@ -253,4 +274,93 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let tensors = [i[0], i[3], i[5], i[6], i[7], i[8], o[1], o[2], o[0]];
     b.dispatch(&key, &body, &consts, params, &tensors, rows)
+}
+
+/// paged_attention: the partition pass over every (row, kv head, partition), then the combine
+/// where a row can have two partitions; in runs of rows whose records fit the scratch.
+fn record_parts(
+    b: &WgpuBackend,
+    mut p: Params,
+    mut consts: Vec<(&str, String)>,
+    i: &[&Tensor],
+    o: &Tensor,
+) -> Result<()> {
+    let (t, hq, hkv, dh) = (p.t as usize, p.hq as usize, p.hkv as usize, p.dh as usize);
+    let g = hq / hkv;
+    let np = partitions(p.mb as usize, p.bs as usize);
+    let words = row_words(hq, dh, np);
+    // rows a dispatch pair: as many as the scratch budget holds (at least one: supports() has
+    // checked that one row's records fit a binding)
+    let budget = b.tuning.paged_scratch.min(b.caps.max_binding) as usize / 4;
+    let run = budget.checked_div(words).unwrap_or(t).clamp(1, t.max(1));
+    let sc = b.scratch("paged-attention-parts", DType::F32, (run * words).max(1))?;
+    let (part, hr) = part_hr(dh, g);
+    consts.extend([
+        ("G", format!("{g}u")),
+        ("CK", format!("{CHUNK}u")),
+        ("PK", format!("{PARTITION}u")),
+        ("PART", format!("{part}u")),
+        ("HR", format!("{hr}u")),
+    ]);
+    let u = DType::U32;
+    let bindings: Vec<Binding> = vec![
+        read("q", i[0].dtype),
+        read("kp", i[1].dtype),
+        read("vp", i[2].dtype),
+        read("bt", u),
+        read("seqs", u),
+        write("o", o.dtype),
+        write("sc", DType::F32),
+    ];
+    let helpers: String = (0..3).map(|s| ld4(bindings[s].name, s, bindings[s].dtype)).collect();
+    let body = [
+        helpers.as_str(),
+        b.source("paged_attention.wgsl"),
+        b.source("paged_attention_loop.wgsl"),
+        b.source("paged_attention_rows.wgsl"),
+    ]
+    .concat();
+    let key = KernelKey {
+        entry: "paged_attention",
+        bindings,
+        variant: format!("dh{dh}g{g}"),
+    };
+    let combine = (np > 1).then(|| combine_kernel(b, dh, o.dtype));
+    p.np = np as u32;
+    for t0 in (0..t).step_by(run) {
+        let n = run.min(t - t0);
+        p.t0 = t0 as u32;
+        p.t = n as u32;
+        let params = bytemuck::bytes_of(&p);
+        let tensors = [i[0], i[1], i[2], i[3], i[4], o, &sc];
+        b.dispatch(&key, &body, &consts, params, &tensors, grid((n * hkv * np) as u32))?;
+        if let Some((key, body, consts)) = &combine {
+            let groups = (n * hq * dh / 4).div_ceil(COMBINE_WG) as u32;
+            let tensors = [i[3], i[4], &sc, o];
+            b.dispatch(key, body, consts, params, &tensors, grid(groups))?;
+        }
+    }
+    Ok(())
+}
+
+/// paged_attention_combine.wgsl's key, source and constants for head_dim `dh`.
+fn combine_kernel(b: &WgpuBackend, dh: usize, out: DType) -> (KernelKey, String, Vec<(&'static str, String)>) {
+    let u = DType::U32;
+    let key = KernelKey {
+        entry: "paged_attention_combine",
+        bindings: vec![read("bt", u), read("seqs", u), read("sc", DType::F32), write("o", out)],
+        variant: format!("dh{dh}"),
+    };
+    let body = [
+        ld4("sc", 2, DType::F32).as_str(),
+        b.source("paged_attention.wgsl"),
+        b.source("paged_attention_combine.wgsl"),
+    ]
+    .concat();
+    let consts = vec![
+        ("DH4", format!("{}u", dh / 4)),
+        ("PK", format!("{PARTITION}u")),
+        ("WG", format!("{COMBINE_WG}u")),
+    ];
+    (key, body, consts)
 }

@@ -86,6 +86,12 @@ pub struct Tuning {
     /// Weight elements from which those lanes take x limbs from a pre-pass instead: one extra
     /// dispatch, worth it once every one of the many workgroups would otherwise convert x itself.
     pub limbs_pre_min: usize,
+    /// Bytes of paged_attention's partition scratch at most (capped by the device's largest
+    /// binding): the rows of a call whose records need more go in several dispatch pairs, each a
+    /// run of rows (a row's bits do not change: each is computed from itself alone). 128 MiB
+    /// holds a 64-sequence decode step with 32 query heads of head_dim 128 and up to 7,936 keys
+    /// a table row in one pair.
+    pub paged_scratch: u64,
 }
 
 impl Tuning {
@@ -123,6 +129,7 @@ impl Tuning {
             },
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,
+            paged_scratch: 128 << 20,
         }
     }
 

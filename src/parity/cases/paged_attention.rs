@@ -117,7 +117,8 @@ type Scenario = (usize, usize, usize, usize, Vec<(usize, usize)>, bool);
 
 /// Decode batches (ragged, length 1, at a block boundary and one past it, many sequences),
 /// prefill, a chunk after a cached prefix, a shared prefix block, block sizes other than 16, rows
-/// over several key chunks, a group of 8 query heads a kv head, head_dim 32.
+/// over several key chunks, a group of 8 query heads a kv head, head_dim 32; rows of one, two,
+/// three and more of paged_attention's key partitions side by side (at 64 | 65 and 128 | 129).
 fn scenarios() -> Vec<Scenario> {
     let mut many = Rng::new(seed("paged-many"));
     let many: Vec<(usize, usize)> = (0..64).map(|_| (1, 1 + (many.next_u64() % 90) as usize)).collect();
@@ -146,6 +147,23 @@ fn scenarios() -> Vec<Scenario> {
         (8, 1, 128, 16, vec![(1, 200), (3, 150)], false),
         // head_dim 32 (llama-tiny): two vec4s a lane
         (4, 2, 32, 16, vec![(1, 20), (3, 35)], false),
+        // paged_attention's 64-key partitions: one (1, 64), two (65, 128), three (129) and five
+        // (300) partitions in one decode step, so most rows' later grid partitions fall on table
+        // entries that are not blocks (and are never read)
+        (
+            8,
+            2,
+            128,
+            16,
+            vec![(1, 64), (1, 65), (1, 1), (1, 128), (1, 129), (1, 300), (1, 63)],
+            false,
+        ),
+        // a prefill whose rows go from one partition to two, a chunk crossing 128 | 129 after a
+        // cached prefix; a shared block; kv head per query head (G = 1)
+        (4, 4, 64, 16, vec![(70, 70), (5, 131), (1, 64)], false),
+        (4, 2, 64, 16, vec![(1, 65), (9, 200), (2, 66)], true),
+        // blocks of 24 keys: partitions start and end inside blocks
+        (8, 2, 64, 24, vec![(1, 65), (4, 150), (1, 47)], false),
     ]
 }
 
