@@ -5,7 +5,7 @@
 //   0. pool rows: thread j < CK looks up key c0 + j in the block table (prow_s; NO_ROW past the
 //      chunk's keys or for a block id not in the pool)
 //   1. partial scores: a team of L adjacent lanes shares one key row, lane e reading vec4s
-//      e, e + L, e + 2L, ... (a team's load is one contiguous span: coalesced), eight loads
+//      e, e + L, e + 2L, ... (a team's load is one contiguous span: coalesced), four loads
 //      issued before their products are summed; each K vec4 is dotted with all G heads' q
 //   2. scores: thread (key, head) adds the team's L partials in lane order (workgroup memory, not
 //      subgroup operations, whose width differs between devices and would change the order)
@@ -14,8 +14,8 @@
 //   4. probabilities p = exp(s - m) back into sc_s; every thread rescales its shares by its head's
 //      alpha, so a head's running max is one value for the whole workgroup
 //   5. P.V: thread (r, c4) owns vec4 c4 of all G heads' outputs and the keys j = r (mod R); a V
-//      row is read by DH4 adjacent threads (coalesced), eight keys' loads in flight, each load
-//      feeding G accumulators, the sums in key order
+//      row is read by DH4 adjacent threads (coalesced), four keys' loads in flight (as in step 1,
+//      for the registers), each load feeding G accumulators, the sums in key order
 // At the end the denominators (per-thread shares, then segments) and the R partial outputs are
 // added in workgroup memory in fixed orders and handed over unnormalized, with the running max
 // (the kernel divides, or keeps them for the combine). Every order above depends only on DH4, G,
@@ -58,35 +58,12 @@ fn paged_value(r: u32, kbase: u32, c4: u32) -> vec4<f32> {
 }
 
 // Lane e's partial dots of the key row at kb with every head's query, into part_s[slot]: its NV
-// vec4s (e, e + L, ...) loaded eight (then four, then one) at a time before their products, summed
-// in order.
+// vec4s (e, e + L, ...) loaded four (then one) at a time before their products, summed in order
+// (four, not eight: with fewer registers a thread, more workgroups run at once, which is worth
+// more than the loads a lane keeps in flight).
 fn key_partials(kb: u32, e: u32, slot: u32) {
     var acc: array<vec4<f32>, G>;
     var i = 0u;
-    for (; i + 8u <= NV; i += 8u) {
-        let d = e + i * L;
-        let k0 = ld4_kp(kb + d * 4u);
-        let k1 = ld4_kp(kb + (d + L) * 4u);
-        let k2 = ld4_kp(kb + (d + 2u * L) * 4u);
-        let k3 = ld4_kp(kb + (d + 3u * L) * 4u);
-        let k4 = ld4_kp(kb + (d + 4u * L) * 4u);
-        let k5 = ld4_kp(kb + (d + 5u * L) * 4u);
-        let k6 = ld4_kp(kb + (d + 6u * L) * 4u);
-        let k7 = ld4_kp(kb + (d + 7u * L) * 4u);
-        for (var hh = 0u; hh < G; hh++) {
-            let q = hh * DH4 + d;
-            var a = acc[hh];
-            a += q_s[q] * k0;
-            a += q_s[q + L] * k1;
-            a += q_s[q + 2u * L] * k2;
-            a += q_s[q + 3u * L] * k3;
-            a += q_s[q + 4u * L] * k4;
-            a += q_s[q + 5u * L] * k5;
-            a += q_s[q + 6u * L] * k6;
-            a += q_s[q + 7u * L] * k7;
-            acc[hh] = a;
-        }
-    }
     for (; i + 4u <= NV; i += 4u) {
         let d = e + i * L;
         let k0 = ld4_kp(kb + d * 4u);
@@ -214,15 +191,11 @@ fn paged_attend(tid: u32, k0: u32, k1: u32, kbase: u32) {
         // 5. P.V
         if (r < R) {
             var j = r;
-            for (; j + 7u * R < cnt; j += 8u * R) {
+            for (; j + 3u * R < cnt; j += 4u * R) {
                 let v0 = paged_value(prow_s[j], kbase, c4);
                 let v1 = paged_value(prow_s[j + R], kbase, c4);
                 let v2 = paged_value(prow_s[j + 2u * R], kbase, c4);
                 let v3 = paged_value(prow_s[j + 3u * R], kbase, c4);
-                let v4 = paged_value(prow_s[j + 4u * R], kbase, c4);
-                let v5 = paged_value(prow_s[j + 5u * R], kbase, c4);
-                let v6 = paged_value(prow_s[j + 6u * R], kbase, c4);
-                let v7 = paged_value(prow_s[j + 7u * R], kbase, c4);
                 for (var hh = 0u; hh < G; hh++) {
                     let b = hh * CK + j;
                     var a = acc[hh];
@@ -230,10 +203,6 @@ fn paged_attend(tid: u32, k0: u32, k1: u32, kbase: u32) {
                     a += sc_s[b + R] * v1;
                     a += sc_s[b + 2u * R] * v2;
                     a += sc_s[b + 3u * R] * v3;
-                    a += sc_s[b + 4u * R] * v4;
-                    a += sc_s[b + 5u * R] * v5;
-                    a += sc_s[b + 6u * R] * v6;
-                    a += sc_s[b + 7u * R] * v7;
                     acc[hh] = a;
                 }
             }
