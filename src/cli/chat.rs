@@ -3,7 +3,7 @@
 //! system prompt stays), `/exit` (or end of input) leaves, Ctrl-C stops the answer being written
 //! without leaving. When stdin is not a terminal there is no banner and no prompt marker, so the
 //! REPL can be driven by a pipe (one message a line); `--json` prints one object per turn.
-use super::run::{check, progress};
+use super::run::{check, print_piece, progress};
 use super::sampling_args::SamplingArgs;
 use crate::backend::pick_device;
 use crate::engine::chat::Conversation;
@@ -12,7 +12,7 @@ use crate::engine::{Engine, Step};
 use crate::error::{Error, Result};
 use crate::model::stream::StreamDecoder;
 use clap::Args;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,18 +126,7 @@ pub fn run(a: ChatArgs) -> Result<ExitCode> {
         ANSWERING.store(true, Ordering::SeqCst);
         let json = a.json;
         let steps = e.generate(&prompt, n, &mut sampler, None, true, &mut |s: &Step| {
-            match stream.push(&tok, s.token) {
-                Ok(piece) if !json && !piece.is_empty() => {
-                    print!("{piece}");
-                    let _ = std::io::stdout().flush();
-                }
-                Ok(_) => {}
-                Err(err) => {
-                    failed = Some(err);
-                    return false;
-                }
-            }
-            !STOP.load(Ordering::SeqCst)
+            print_piece(&mut stream, &tok, s.token, json, &mut failed) && !STOP.load(Ordering::SeqCst)
         });
         ANSWERING.store(false, Ordering::SeqCst);
         let steps = steps?;

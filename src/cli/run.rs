@@ -55,6 +55,30 @@ pub struct RunArgs {
     logprobs: Option<usize>,
 }
 
+/// Feeds `token` to `stream` and prints the text it completes (nothing with --json); false, with the
+/// error kept in `failed`, when the tokenizer cannot decode it.
+pub fn print_piece(
+    stream: &mut StreamDecoder,
+    tok: &crate::model::tokenizer::Tokenizer,
+    token: u32,
+    json: bool,
+    failed: &mut Option<Error>,
+) -> bool {
+    match stream.push(tok, token) {
+        Ok(piece) => {
+            if !json && !piece.is_empty() {
+                print!("{piece}");
+                let _ = std::io::stdout().flush();
+            }
+            true
+        }
+        Err(err) => {
+            *failed = Some(err);
+            false
+        }
+    }
+}
+
 /// A progress bar on stderr when it is a terminal; one line at the end otherwise.
 pub fn progress(label: &str) -> impl FnMut(usize, usize) + '_ {
     use std::io::IsTerminal;
@@ -141,18 +165,7 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         let mut on_token = |s: &crate::engine::Step| -> bool {
             first_at.get_or_insert_with(Instant::now);
             let Some(t) = tokenizer.as_ref() else { return true };
-            match stream.push(t, s.token) {
-                Ok(piece) if !json && !piece.is_empty() => {
-                    print!("{piece}");
-                    let _ = std::io::stdout().flush();
-                }
-                Ok(_) => {}
-                Err(err) => {
-                    failed = Some(err);
-                    return false;
-                }
-            }
-            !stream.stopped()
+            print_piece(&mut stream, t, s.token, json, &mut failed) && !stream.stopped()
         };
         e.generate(&prompt, n, &mut sampler, want_lp, !a.ignore_eos, &mut on_token)
     };
