@@ -1,4 +1,5 @@
 //! A parity case: an op with its operands' dtypes, shapes and deterministic input data.
+use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::shape_str;
@@ -46,6 +47,8 @@ pub struct Case {
     /// Initial contents of in-out outputs (e.g. a KV cache the op appends to); `None`: the output
     /// starts as a fill pattern, so an element the op never writes shows up as a mismatch.
     pub out_init: Vec<Option<Init>>,
+    /// The batch-invariant family of kernels the device runs the op under (`Off`: its default).
+    pub invariance: BatchInvariance,
 }
 
 impl Case {
@@ -60,7 +63,14 @@ impl Case {
             inputs,
             outputs,
             out_init,
+            invariance: BatchInvariance::Off,
         }
+    }
+    /// The op runs under the kernel family `mode` (the serving engine's), named in the id.
+    pub fn with_invariance(mut self, mode: BatchInvariance) -> Case {
+        self.id = format!("{}/{mode:?}", self.id);
+        self.invariance = mode;
+        self
     }
     /// Output `k` starts with `init` instead of the fill pattern (an in-out operand).
     pub fn with_out_init(mut self, k: usize, init: Init) -> Case {

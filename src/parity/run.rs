@@ -87,7 +87,10 @@ pub fn execute_with(
         .map_err(e)?;
     let in_refs: Vec<&Tensor> = ins.iter().collect();
     let out_refs: Vec<&Tensor> = outs.iter().map(|g| &g.region).collect();
-    run(&in_refs, &out_refs).map_err(e)?;
+    dev.set_batch_invariant(case.invariance);
+    let ran = run(&in_refs, &out_refs);
+    dev.set_batch_invariant(crate::backend::BatchInvariance::Off);
+    ran.map_err(e)?;
     dev.flush().map_err(e)?;
     let mut result = Vec::new();
     for (k, g) in outs.iter().enumerate() {
@@ -134,7 +137,10 @@ pub fn reference(case: &Case) -> std::result::Result<Vec<Vec<u8>>, String> {
 
 /// Runs `case` on `dev` and compares with `want` (from `reference`). Unsupported -> Skip with the reason.
 pub fn check(case: &Case, dev: &dyn Backend, want: &std::result::Result<Vec<Vec<u8>>, String>) -> Outcome {
-    if let Support::No(reason) = dev.supports(&case.desc()) {
+    dev.set_batch_invariant(case.invariance);
+    let support = dev.supports(&case.desc());
+    dev.set_batch_invariant(crate::backend::BatchInvariance::Off);
+    if let Support::No(reason) = support {
         return Outcome::Skip {
             reason: format!("unsupported: {reason}"),
         };

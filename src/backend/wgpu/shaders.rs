@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 69] = [
+pub const FILES: [(&str, &str); 70] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -78,6 +78,10 @@ pub const FILES: [(&str, &str); 69] = [
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
     ("linear_coop.wgsl", include_str!("../../../shaders/linear_coop.wgsl")),
+    (
+        "linear_splitk.wgsl",
+        include_str!("../../../shaders/linear_splitk.wgsl"),
+    ),
     ("matvec.wgsl", include_str!("../../../shaders/matvec.wgsl")),
     (
         "paged_attention.wgsl",

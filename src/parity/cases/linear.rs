@@ -1,4 +1,5 @@
 use super::{seed, DType, FLOATS};
+use crate::backend::BatchInvariance;
 use crate::op::{Op, TensorDesc};
 use crate::parity::case::{input, Case, Init};
 
@@ -59,6 +60,25 @@ pub fn cases() -> Vec<Case> {
                 // the model's layout: f32 activations, 16-bit weights
                 v.push(one(DType::F32, dt, DType::F32, shape));
             }
+        }
+    }
+    v
+}
+
+/// The serving engine's family of kernels (`BatchInvariance::ManyRows`: on tensor cores, K split
+/// across workgroups and a second pass adding the partials): Qwen3-0.6B's per-layer shapes at 1,
+/// 17 and 64 rows, and K ending inside a split with an N edge inside a tile. Without tensor cores
+/// the same cases take the matvec.
+pub fn many_rows_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for shape in [(1, 1024, 4096), (17, 2048, 1024), (64, 3072, 1024), (70, 1000, 300)] {
+        for w in [DType::F16, DType::BF16] {
+            v.push(one(DType::F32, w, DType::F32, shape).with_invariance(BatchInvariance::ManyRows));
+        }
+    }
+    for (m, k, n) in [(5, 1024, 6144), (64, 1000, 68)] {
+        for w in [DType::F16, DType::BF16] {
+            v.push(swiglu_one(w, (m, k, n)).with_invariance(BatchInvariance::ManyRows));
         }
     }
     v
@@ -157,28 +177,32 @@ pub fn swiglu_cases() -> Vec<Case> {
 /// invariance): odd K (the K tail), an N edge inside a tile, and Qwen3-0.6B's gate/up projection.
 pub fn linear_swiglu_cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for (m, k, n) in [(64, 1024, 6144), (70, 97, 22), (130, 4097, 68)] {
+    for shape in [(64, 1024, 6144), (70, 97, 22), (130, 4097, 68)] {
         for w in [DType::F16, DType::BF16] {
-            let tag = format!("w{w}-yf32,N{n}");
-            let s = seed(&format!("linsw{tag}{m}{k}"));
-            v.push(Case::new(
-                "linear_swiglu",
-                &tag,
-                Op::LinearSwiGlu,
-                vec![
-                    input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
-                    input(
-                        w,
-                        &[n, k],
-                        Init::Normal {
-                            seed: s ^ 7,
-                            std: 1.5 / (k as f32).sqrt(),
-                        },
-                    ),
-                ],
-                vec![TensorDesc::new(DType::F32, &[m, n / 2])],
-            ));
+            v.push(swiglu_one(w, shape));
         }
     }
     v
+}
+
+fn swiglu_one(w: DType, (m, k, n): (usize, usize, usize)) -> Case {
+    let tag = format!("w{w}-yf32,N{n}");
+    let s = seed(&format!("linsw{tag}{m}{k}"));
+    Case::new(
+        "linear_swiglu",
+        &tag,
+        Op::LinearSwiGlu,
+        vec![
+            input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+            input(
+                w,
+                &[n, k],
+                Init::Normal {
+                    seed: s ^ 7,
+                    std: 1.5 / (k as f32).sqrt(),
+                },
+            ),
+        ],
+        vec![TensorDesc::new(DType::F32, &[m, n / 2])],
+    )
 }

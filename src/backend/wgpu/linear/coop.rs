@@ -9,7 +9,8 @@ use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
 
 /// The shape of a coop plan: WN x WM subgroup tiles of TN x TM 16x16 accumulators each, KS
-/// K-groups, BK elements of K a step (see linear_coop.wgsl).
+/// K-groups, BK elements of K a step, and KC elements of K a workgroup (0: all of K; else the
+/// split-K pass of linear_coop.wgsl, its partials added by linear_splitk.wgsl).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Coop {
     pub wn: u32,
@@ -18,11 +19,32 @@ pub(crate) struct Coop {
     pub tm: u32,
     pub ks: u32,
     pub bk: u32,
+    pub kc: u32,
 }
 
 impl Coop {
     pub const fn new(wn: u32, tn: u32, wm: u32, tm: u32, ks: u32, bk: u32) -> Self {
-        Coop { wn, tn, wm, tm, ks, bk }
+        Coop {
+            wn,
+            tn,
+            wm,
+            tm,
+            ks,
+            bk,
+            kc: 0,
+        }
+    }
+    /// The shape with K split across workgroups in runs of `kc`.
+    pub const fn split(self, kc: u32) -> Self {
+        Coop { kc, ..self }
+    }
+    /// Workgroups a row tile takes along K (1 unsplit): ceil(K / KC).
+    pub fn splits(&self, k: usize) -> usize {
+        if self.kc == 0 {
+            1
+        } else {
+            k.div_ceil(self.kc as usize).max(1)
+        }
     }
     /// weight rows (outputs) a workgroup
     pub fn bn(&self) -> u32 {
@@ -40,13 +62,35 @@ impl Coop {
         (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * 1024
     }
     pub fn variant(&self) -> String {
-        let Coop { wn, tn, wm, tm, ks, bk } = *self;
-        format!("coop_n{wn}x{tn}_m{wm}x{tm}_ks{ks}_bk{bk}")
+        let Coop {
+            wn,
+            tn,
+            wm,
+            tm,
+            ks,
+            bk,
+            kc,
+        } = *self;
+        let split = if kc > 0 { format!("_kc{kc}") } else { String::new() };
+        format!("coop_n{wn}x{tn}_m{wm}x{tm}_ks{ks}_bk{bk}{split}")
     }
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
-        let Coop { wn, tn, wm, tm, ks, bk } = *self;
-        wn * tn * wm * tm * ks > 0 && bk % 16 == 0 && (bk / 16) % ks == 0 && tm * tn <= 8 && self.nsg() * 32 <= 1024
+        let Coop {
+            wn,
+            tn,
+            wm,
+            tm,
+            ks,
+            bk,
+            kc,
+        } = *self;
+        wn * tn * wm * tm * ks > 0
+            && bk % 16 == 0
+            && (bk / 16) % ks == 0
+            && tm * tn <= 8
+            && self.nsg() * 32 <= 1024
+            && kc % bk == 0
     }
 }
 
@@ -60,38 +104,29 @@ pub(super) fn fits(b: &WgpuBackend, c: Coop) -> bool {
 }
 
 /// From this many weight rows (a vocabulary-sized N: the LM head) the many-rows family leaves K
-/// unsplit: such a matrix gives workgroups enough without the split, and the unsplit shapes were
-/// 1.1x slower at one row but 2.2x faster at 64 on an H200.
+/// unsplit: such a matrix gives workgroups enough without the split.
 pub(super) const VOCAB_N: usize = 65536;
 
+/// K a workgroup in the many-rows family below `VOCAB_N` (`Coop::kc`). On an H200 at 64 rows the
+/// 128 x 64 tile split this way ran each per-layer shape of Qwen3-0.6B in 0.3-0.45x the time of
+/// the earlier family (four K-groups in a workgroup of 8 or 16 tokens), before the second pass.
+pub(super) const MANY_ROWS_KC: u32 = 256;
+
 /// The many-rows family (`BatchInvariance::ManyRows`, the serving engine of many sequences). A
-/// row's order of sums depends on K and KS alone, so a weight matrix must see one KS at every M:
-/// KS here depends on N only (four K-groups below `VOCAB_N`: many loads in flight where few rows
-/// leave the tensor cores idle; one from it). Within a KS `many_rows` picks by M and K (the fastest
-/// of the family, or within ~10% of it, at each shape of an H200 sweep): larger token tiles read
-/// each weight tile for more rows, longer K steps move more bytes a round trip.
-pub(super) const MANY_ROWS: [Coop; 7] = [
-    Coop::new(1, 1, 1, 1, 4, 128), // below 32 rows, K < 2048
-    Coop::new(1, 1, 1, 1, 4, 256), // below 64 rows, K >= 2048
-    Coop::new(1, 2, 1, 1, 4, 128), // 64..127 rows, K >= 2048
-    Coop::new(1, 2, 1, 2, 4, 64),  // 32..127 rows, K < 2048
-    Coop::new(1, 2, 2, 2, 4, 64),  // from 128 rows
-    Coop::new(2, 2, 1, 2, 1, 64),  // N >= VOCAB_N, below 32 rows
-    Coop::new(4, 2, 2, 4, 1, 64),  // N >= VOCAB_N, from 32 rows
+/// row's order of sums depends on K, KC and KS alone, so a weight matrix must see one (KC, KS) at
+/// every M: KS is 1 throughout and KC depends on N only (K split across workgroups in runs of
+/// `MANY_ROWS_KC` below `VOCAB_N`, so that a few rows still fill the GPU while each weight tile
+/// is read once for up to 64 rows; unsplit from it). `many_rows` picks the tile by M.
+pub(super) const MANY_ROWS: [Coop; 4] = [
+    Coop::new(2, 2, 1, 2, 1, 64).split(MANY_ROWS_KC), // below 32 rows
+    Coop::new(4, 2, 2, 4, 1, 64).split(MANY_ROWS_KC), // from 32 rows
+    Coop::new(2, 2, 1, 2, 1, 64),                     // N >= VOCAB_N, below 32 rows
+    Coop::new(4, 2, 2, 4, 1, 64),                     // N >= VOCAB_N, from 32 rows
 ];
 
-/// The many-rows shape for `m` x rows of length `k` against `n` weight rows.
-pub(super) fn many_rows(m: usize, k: usize, n: usize) -> Coop {
-    if n >= VOCAB_N {
-        return MANY_ROWS[if m < 32 { 5 } else { 6 }];
-    }
-    MANY_ROWS[match (m, k) {
-        (128.., _) => 4,
-        (64.., 2048..) => 2,
-        (_, 2048..) => 1,
-        (32.., _) => 3,
-        _ => 0,
-    }]
+/// The many-rows shape for `m` x rows against `n` weight rows.
+pub(super) fn many_rows(m: usize, n: usize) -> Coop {
+    MANY_ROWS[usize::from(m >= 32) + if n >= VOCAB_N { 2 } else { 0 }]
 }
 
 /// Whether every shape of the many-rows family runs on `b` (all or none: a family that changed
@@ -126,6 +161,7 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
         ("TM", c.tm),
         ("KS", c.ks),
         ("BK", c.bk),
+        ("KC", c.kc),
         ("NSG", c.nsg()),
     ]
     .map(|(n, v)| (n, format!("{v}u")))
@@ -218,12 +254,13 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
         }
         mma += "}\n";
     }
-    let finish = if swiglu { "finish_swiglu" } else { "finish" };
+    // split K: the raw sums go to the partials (linear_splitk.wgsl takes the swiglu)
+    let finish = if swiglu && c.kc == 0 { "finish_swiglu" } else { "finish" };
     let mut store = String::new();
     for (i, j) in tiles() {
         store += &format!(
             "coopStoreT(c{i}_{j}, &red[sg * 256u], 16u);\nworkgroupBarrier();\n\
-             {finish}(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0);\n\
+             {finish}(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0, s);\n\
              workgroupBarrier();\n"
         );
     }
@@ -247,14 +284,19 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
             ("store", store),
         ],
     );
-    format!("{enables}{}{filled}", loaders(aligned))
+    let put_y = if c.kc == 0 {
+        "fn put_y(s: u32, m: u32, n: u32, v: f32) { st_y(m * p.n + n, v); }\n"
+    } else {
+        "fn put_y(s: u32, m: u32, n: u32, v: f32) { st_y((s * p.m + m) * p.n + n, v); }\n"
+    };
+    format!("{enables}{}{put_y}{filled}", loaders(aligned))
 }
 
 /// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 28] = [
+pub(crate) const CANDIDATES: [Coop; 32] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -287,6 +329,11 @@ pub(crate) const CANDIDATES: [Coop; 28] = [
     Coop::new(2, 2, 4, 2, 1, 64),
     Coop::new(2, 4, 2, 2, 1, 64),
     Coop::new(4, 2, 2, 4, 1, 64),
+    // K split across workgroups (the many-rows family)
+    Coop::new(2, 2, 1, 2, 1, 64).split(MANY_ROWS_KC),
+    Coop::new(4, 2, 2, 4, 1, 64).split(MANY_ROWS_KC),
+    Coop::new(4, 2, 2, 4, 1, 64).split(128),
+    Coop::new(4, 2, 2, 4, 1, 64).split(512),
 ];
 
 /// `Plan::Coop` of every candidate.

@@ -69,7 +69,7 @@ fn takes_coop(m: usize, gemm_dtypes: bool, mode: BatchInvariance, fits: bool) ->
 }
 
 /// The coop shape a linear of `m` x rows takes on `b`, if any (`takes_coop`).
-fn coop_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), gemm_dtypes: bool) -> Option<coop::Coop> {
+fn coop_plan(b: &WgpuBackend, (m, _k, n): (usize, usize, usize), gemm_dtypes: bool) -> Option<coop::Coop> {
     let mode = invariance(b);
     let fits = b.caps.cooperative_matrix
         && match mode {
@@ -80,7 +80,7 @@ fn coop_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), gemm_dtypes: boo
         return None;
     }
     Some(match mode {
-        BatchInvariance::ManyRows => coop::many_rows(m, k, n),
+        BatchInvariance::ManyRows => coop::many_rows(m, n),
         _ => COOP_GEMM,
     })
 }
@@ -354,16 +354,68 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swi
         )));
     }
     let aligned = coop::aligned(k, i[0].offset, i[1].offset);
-    let groups = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
-    let (key, consts) = coop::spec(c, wd, aligned, swiglu);
-    dispatch(
-        b,
+    let splits = c.splits(k);
+    // one split: the kernel's own output is the sum (the same bits as a second pass of one term)
+    let c = if splits == 1 { c.split(0) } else { c };
+    let tiles = |rows: usize| n.div_ceil(c.bn() as usize) * rows.div_ceil(c.tok() as usize);
+    let (key, consts) = coop::spec(c, wd, aligned, swiglu && splits == 1);
+    let body = body(b, Plan::Coop(c), aligned, swiglu && splits == 1);
+    if splits == 1 {
+        return dispatch(b, &key, body, &consts, (m, k, n), i, o, tiles(m));
+    }
+    // rows a run: as many as the [splits, rows, N] partials fit in one binding
+    let run = (b.caps.max_binding as usize / 4 / (splits * n)).clamp(1, m);
+    let part = b.scratch("linear-splitk", DType::F32, splits * run.min(m) * n)?;
+    let yn = if swiglu { n / 2 } else { n };
+    for r0 in (0..m).step_by(run) {
+        let rows = run.min(m - r0);
+        let x = i[0].view(r0 * k, &[rows, k])?;
+        let y = o[0].view(r0 * yn, &[rows, yn])?;
+        let sk = part.view(0, &[splits * rows * n])?;
+        dispatch(
+            b,
+            &key,
+            body,
+            &consts,
+            (rows, k, n),
+            &[&x, i[1]],
+            &[&sk],
+            tiles(rows) * splits,
+        )?;
+        splitk_sum(b, &sk, &y, (rows, n, splits), swiglu)?;
+    }
+    Ok(())
+}
+
+/// linear_splitk.wgsl: y = the `s` partials of each of the M x N outputs (`partials`, [s, M, N])
+/// added in split order; with `swiglu`, of each (gate, up) pair, y being M x N / 2.
+fn splitk_sum(
+    b: &WgpuBackend,
+    partials: &Tensor,
+    y: &Tensor,
+    (m, n, s): (usize, usize, usize),
+    swiglu: bool,
+) -> Result<()> {
+    const WG: usize = 128;
+    let key = KernelKey {
+        entry: "linear_splitk",
+        bindings: vec![read("x", DType::F32), write("y", DType::F32)],
+        variant: if swiglu { "swiglu".into() } else { String::new() },
+    };
+    let p = Params {
+        offs: [0; 8],
+        m: m as u32,
+        n: n as u32,
+        k: s as u32,
+        pad: 0,
+    };
+    let outs = if swiglu { m * (n / 2) } else { m * n };
+    b.dispatch(
         &key,
-        body(b, Plan::Coop(c), aligned, swiglu),
-        &consts,
-        (m, k, n),
-        i,
-        o,
-        groups,
+        b.source("linear_splitk.wgsl"),
+        &[("WG", format!("{WG}u")), ("SWIGLU", swiglu.to_string())],
+        bytemuck::bytes_of(&p),
+        &[partials, y],
+        grid(outs.div_ceil(WG) as u32),
     )
 }

@@ -138,6 +138,20 @@ fn coop_kernels_compile_to_spirv() {
         }
     }
     assert_eq!(n, coop::CANDIDATES.len() * 6);
+    // the split-K second pass, plain and swiglu
+    for swiglu in [false, true] {
+        let key = KernelKey {
+            entry: "linear_splitk",
+            bindings: vec![read("x", DType::F32), write("y", DType::F32)],
+            variant: String::new(),
+        };
+        let consts = [("WG", "128u".to_string()), ("SWIGLU", swiglu.to_string())];
+        let src = kernel_source_with(embedded("common.wgsl"), &key, embedded("linear_splitk.wgsl"), &consts);
+        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("linear_splitk: {}", e.emit_to_string(&src)));
+    }
 }
 
 /// A coop kernel is taken only for f32 x and y with 16-bit weights where the device runs it: with
@@ -161,16 +175,16 @@ fn coop_only_from_coop_from_with_its_dtypes_and_by_invariance() {
             assert!(!takes_coop(2048, coop_dtypes(x, w, y), mode, true), "{x} {w} {y}");
         }
     }
-    // a weight matrix (K, N) sees one K split at every M in the many-rows family (the same bits a
+    // a weight matrix (K, N) sees one K split (KS, KC) at every M in the many-rows family (the same bits a
     // row whatever M is), and every shape of the family is swept and picked somewhere
     let ms = [1, 7, 31, 32, 63, 64, 127, 128, 4096];
     let mut picked = std::collections::HashSet::new();
     for k in [64, 2047, 2048, 9000] {
         for n in [1, coop::VOCAB_N - 1, coop::VOCAB_N, 151936] {
-            let ks = coop::many_rows(1, k, n).ks;
+            let c1 = coop::many_rows(1, n);
             for m in ms {
-                let c = coop::many_rows(m, k, n);
-                assert_eq!(c.ks, ks, "K {k} N {n}: M {m} takes {c:?}");
+                let c = coop::many_rows(m, n);
+                assert_eq!((c.ks, c.kc), (c1.ks, c1.kc), "K {k} N {n}: M {m} takes {c:?}");
                 picked.insert(c);
             }
         }
