@@ -62,35 +62,22 @@ impl Coop {
         (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * 1024
     }
     pub fn variant(&self) -> String {
-        let Coop {
-            wn,
-            tn,
-            wm,
-            tm,
-            ks,
-            bk,
-            kc,
-        } = *self;
-        let split = if kc > 0 { format!("_kc{kc}") } else { String::new() };
-        format!("coop_n{wn}x{tn}_m{wm}x{tm}_ks{ks}_bk{bk}{split}")
+        let split = if self.kc > 0 {
+            format!("_kc{}", self.kc)
+        } else {
+            String::new()
+        };
+        let (n, m) = (format!("{}x{}", self.wn, self.tn), format!("{}x{}", self.wm, self.tm));
+        format!("coop_n{n}_m{m}_ks{}_bk{}{split}", self.ks, self.bk)
     }
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
-        let Coop {
-            wn,
-            tn,
-            wm,
-            tm,
-            ks,
-            bk,
-            kc,
-        } = *self;
-        wn * tn * wm * tm * ks > 0
-            && bk % 16 == 0
-            && (bk / 16) % ks == 0
-            && tm * tn <= 8
+        self.bn() * self.tok() * self.ks > 0
+            && self.bk % 16 == 0
+            && (self.bk / 16) % self.ks == 0
+            && self.tm * self.tn <= 8
             && self.nsg() * 32 <= 1024
-            && kc % bk == 0
+            && self.kc % self.bk == 0
     }
 }
 

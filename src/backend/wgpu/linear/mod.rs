@@ -99,6 +99,19 @@ struct Params {
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 48);
 
+impl Params {
+    /// (M, N, K), offsets filled in at dispatch
+    fn new(m: usize, n: usize, k: usize) -> Self {
+        Params {
+            offs: [0; 8],
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            pad: 0,
+        }
+    }
+}
+
 fn kind(d: DType) -> u32 {
     match d {
         DType::F32 => 0,
@@ -323,13 +336,7 @@ fn dispatch(
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    let p = Params {
-        offs: [0; 8],
-        m: m as u32,
-        n: n as u32,
-        k: k as u32,
-        pad: 0,
-    };
+    let p = Params::new(m, n, k);
     b.dispatch(
         key,
         body,
@@ -402,13 +409,8 @@ fn splitk_sum(
         bindings: vec![read("x", DType::F32), write("y", DType::F32)],
         variant: if swiglu { "swiglu".into() } else { String::new() },
     };
-    let p = Params {
-        offs: [0; 8],
-        m: m as u32,
-        n: n as u32,
-        k: s as u32,
-        pad: 0,
-    };
+    // Params.k carries the number of partials (linear_splitk.wgsl's `s`)
+    let p = Params::new(m, n, s);
     let outs = if swiglu { m * (n / 2) } else { m * n };
     b.dispatch(
         &key,
