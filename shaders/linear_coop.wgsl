@@ -21,10 +21,11 @@ enable wgpu_cooperative_matrix;
 // tiles are added in K-group order. So an output's order of sums depends on K and KS alone:
 // never on M, N, the row's place in a tile, BN, BMT or BK (plans of the same KS give the same
 // bits). Rows past M and columns past N are zeros, never stored; K's tail is zeros.
-// Split K (KC > 0): the grid is S = ceil(K / KC) times as large, workgroup split s taking K from
-// s * KC to (s + 1) * KC (KC a multiple of BK), and `put_y` stores its hi + lo sum as partial s of
-// the output (in a [S, M, N] scratch bound as y); linear_splitk.wgsl adds the S partials in order
-// s = 0, 1, ... So the order then depends on K, KC and KS alone. A small M gets workgroups enough
+// Split K (KC > 0): the grid is S = ceil(K / KC) times as large, the workgroups of split `part`
+// taking K from part * KC to (part + 1) * KC (KC a multiple of BK), and `put_y` stores their
+// hi + lo sums as partial `part` of the outputs (in a [S, M, N] scratch bound as y);
+// linear_splitk.wgsl adds the S partials in order 0, 1, ... So the order then depends on K, KC
+// and KS alone. A small M gets workgroups enough
 // to fill the GPU this way without tiles that re-read W for a few tokens each.
 //
 //   //@decl     var c{tm}_{tn} (accumulators), var wv{j} / xv{j} (the next step's loads)
@@ -33,8 +34,8 @@ enable wgpu_cooperative_matrix;
 //   //@mma      this subgroup's slices of the step: A, B fragments, TM·TN products
 //   //@store    each tile through this subgroup's scratch to `finish` (or `finish_swiglu`)
 // Generated before this file: ld_w8(n, k) (8 weights of row n from k, two to a word, raw bits)
-// and ld_x4(m, k) (4 x of row m, raw bits), zeros past K / N / M; put_y(s, m, n, v) (output or
-// partial s of output [m, n]).
+// and ld_x4(m, k) (4 x of row m, raw bits), zeros past K / N / M; put_y(part, m, n, v) (output or
+// partial `part` of output [m, n]).
 
 struct Params {
     offs: array<vec4<u32>, 2>,
@@ -130,7 +131,7 @@ fn stage_x(i: u32, v: vec4<u32>) {
 // The outputs of one 16x16 tile position (tile rows r0.., columns c0.. of the workgroup's block)
 // of the K-groups whose first subgroup is `grp`, their partials in red[(grp + s) * 256 ..]: hi
 // rows summed over s, lo rows likewise, then hi + lo.
-fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, s: u32) {
+fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
     for (var q = q0; q < 128u; q += KS * 32u) {
         let t = q / 16u;
         let c = q % 16u;
@@ -144,7 +145,7 @@ fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, s: u32) {
         let m = m0 + r0 / 2u + t;
         let n = n0 + c0 + c;
         if (m < p.m && n < p.n) {
-            put_y(s, m, n, h + l);
+            put_y(part, m, n, h + l);
         }
     }
 }
@@ -153,7 +154,7 @@ fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, s: u32) {
 // are gate and up of output j, columns c and c + 1 (c even) of one tile, so the invocation of a
 // pair sums both exactly as `finish` does and stores swiglu_pairs.wgsl's formula of them at
 // [m, (n0 + c0 + c) / 2] (N even).
-fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, s: u32) {
+fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
     for (var q = q0; q < 64u; q += KS * 32u) {
         let t = q / 8u;
         let c = 2u * (q % 8u);
@@ -186,15 +187,16 @@ fn linear_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let nb = (p.n + BN - 1u) / BN;
     let tiles = nb * ((p.m + TOK - 1u) / TOK);
     let g = group_index(wid, nwg);
-    let s = g / tiles;
+    let part = g / tiles; // the K split (0 unsplit; past the last one: a spare workgroup)
     let n0 = (g % tiles % nb) * BN;
     var k0 = 0u;
     var ke = p.k;
     if (KC > 0u) {
-        k0 = min(s * KC, p.k);
+        k0 = min(part * KC, p.k);
         ke = min(k0 + KC, p.k);
     }
-    let m0 = select((g % tiles / nb) * TOK, p.m, s >= select(1u, (p.k + KC - 1u) / max(KC, 1u), KC > 0u));
+    let parts = select(1u, (p.k + KC - 1u) / max(KC, 1u), KC > 0u);
+    let m0 = select((g % tiles / nb) * TOK, p.m, part >= parts);
     let ks = sg % KS;
     let wn = (sg / KS) % WN;
     let wm = sg / (KS * WN);

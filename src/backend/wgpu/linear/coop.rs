@@ -247,7 +247,7 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
     for (i, j) in tiles() {
         store += &format!(
             "coopStoreT(c{i}_{j}, &red[sg * 256u], 16u);\nworkgroupBarrier();\n\
-             {finish}(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0, s);\n\
+             {finish}(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0, part);\n\
              workgroupBarrier();\n"
         );
     }
@@ -272,9 +272,9 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
         ],
     );
     let put_y = if c.kc == 0 {
-        "fn put_y(s: u32, m: u32, n: u32, v: f32) { st_y(m * p.n + n, v); }\n"
+        "fn put_y(part: u32, m: u32, n: u32, v: f32) { st_y(m * p.n + n, v); }\n"
     } else {
-        "fn put_y(s: u32, m: u32, n: u32, v: f32) { st_y((s * p.m + m) * p.n + n, v); }\n"
+        "fn put_y(part: u32, m: u32, n: u32, v: f32) { st_y((part * p.m + m) * p.n + n, v); }\n"
     };
     format!("{enables}{}{put_y}{filled}", loaders(aligned))
 }
