@@ -270,6 +270,13 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> 
 /// `fn ld4_{name}(i) -> vec4<f32>`: elements i..i+4 of a read binding at `slot` (i % 4 == 0
 /// relative to the tensor). 16-bit words are read whole when the element offset is even.
 pub(super) fn ld4(name: &str, slot: usize, dt: DType) -> String {
+    ld4_with(name, slot, dt, false)
+}
+
+/// `ld4` where the caller knows the tensor's element offset is even (so is every i + offset): the
+/// whole-word path alone, without the per-element one a kernel would otherwise carry (its code
+/// and registers) for an odd offset.
+pub(super) fn ld4_with(name: &str, slot: usize, dt: DType, even: bool) -> String {
     let off = format!("p.offs[{}u][{}u]", slot / 4, slot % 4);
     let per_elem = format!("vec4<f32>(ld_{name}(i), ld_{name}(i + 1u), ld_{name}(i + 2u), ld_{name}(i + 3u))");
     let pair = |w: &str| match dt {
@@ -279,6 +286,11 @@ pub(super) fn ld4(name: &str, slot: usize, dt: DType) -> String {
     match dt {
         DType::F32 => format!(
             "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; return bitcast<vec4<f32>>(vec4<u32>({name}_buf[j], {name}_buf[j + 1u], {name}_buf[j + 2u], {name}_buf[j + 3u])); }}\n"
+        ),
+        DType::F16 | DType::BF16 if even => format!(
+            "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = ({off} + i) >> 1u; let w0 = {name}_buf[j]; let w1 = {name}_buf[j + 1u]; return vec4<f32>({}, {}); }}\n",
+            pair("w0"),
+            pair("w1")
         ),
         DType::F16 | DType::BF16 => format!(
             "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; if ((j & 1u) == 0u) {{ let w0 = {name}_buf[j >> 1u]; let w1 = {name}_buf[(j >> 1u) + 1u]; return vec4<f32>({}, {}); }} return {per_elem}; }}\n",

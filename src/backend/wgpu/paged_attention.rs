@@ -20,7 +20,7 @@
 //! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
 //! prefill tile that shares key reads between rows is the speed issue's to add, under the same
 //! per-row order.)
-use super::attention::{decode_smem, ld4, DECODE_NT};
+use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -312,7 +312,11 @@ fn record_parts(
         write("o", o.dtype),
         write("sc", DType::F32),
     ];
-    let helpers: String = (0..3).map(|s| ld4(bindings[s].name, s, bindings[s].dtype)).collect();
+    // the pools' element offsets are known here: even ones read whole words only (the same values)
+    let even = i[1].offset % 2 == 0 && i[2].offset % 2 == 0;
+    let helpers: String = (0..3)
+        .map(|s| ld4_with(bindings[s].name, s, bindings[s].dtype, s > 0 && even))
+        .collect();
     let body = [
         helpers.as_str(),
         b.source("paged_attention.wgsl"),
@@ -323,7 +327,7 @@ fn record_parts(
     let key = KernelKey {
         entry: "paged_attention",
         bindings,
-        variant: format!("dh{dh}g{g}"),
+        variant: format!("dh{dh}g{g}{}", if even { "e" } else { "" }),
     };
     let combine = (np > 1).then(|| combine_kernel(b, dh, o.dtype));
     p.np = np as u32;
