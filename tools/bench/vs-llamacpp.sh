@@ -15,7 +15,8 @@
 #             the native column (--device cuda); without CUDA that column says "-"
 #   $WGPU     the wgpu device to bench (default wgpu:nvidia)
 # Results go to $OUT (default ./vs-llamacpp-out): ours-*.json, the kit's llamacpp_*.json[l] and
-# logs, and table.md (also printed).
+# logs, and table.md (also printed); `bench` also packs them all into $OUT.tgz beside it (the
+# device tool brings back only a few files of a folder: ask for that one).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 stage="${1:-all}"
@@ -48,6 +49,7 @@ bench() {
     ours "$WGPU" batched --batch 1,8,32,64 --prompt-len 128 --gen-len 128 --kv-dtype f16
     peer bench-cuda bench-vulkan bench-batched
     table "$OUT"
+    tar czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")" && echo "all results: $OUT.tgz"
 }
 
 table() {
