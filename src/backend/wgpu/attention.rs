@@ -283,19 +283,19 @@ pub(super) fn ld4_with(name: &str, slot: usize, dt: DType, even: bool) -> String
         DType::F16 => format!("unpack2x16float({w})"),
         _ => format!("vec2<f32>(bitcast<f32>({w} << 16u), bitcast<f32>({w} & 0xffff0000u))"),
     };
+    // the 16-bit path: the two words holding elements j..j+4 (j even)
+    let words = format!(
+        "let w0 = {name}_buf[j >> 1u]; let w1 = {name}_buf[(j >> 1u) + 1u]; return vec4<f32>({}, {});",
+        pair("w0"),
+        pair("w1")
+    );
     match dt {
         DType::F32 => format!(
             "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; return bitcast<vec4<f32>>(vec4<u32>({name}_buf[j], {name}_buf[j + 1u], {name}_buf[j + 2u], {name}_buf[j + 3u])); }}\n"
         ),
-        DType::F16 | DType::BF16 if even => format!(
-            "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = ({off} + i) >> 1u; let w0 = {name}_buf[j]; let w1 = {name}_buf[j + 1u]; return vec4<f32>({}, {}); }}\n",
-            pair("w0"),
-            pair("w1")
-        ),
+        DType::F16 | DType::BF16 if even => format!("fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; {words} }}\n"),
         DType::F16 | DType::BF16 => format!(
-            "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; if ((j & 1u) == 0u) {{ let w0 = {name}_buf[j >> 1u]; let w1 = {name}_buf[(j >> 1u) + 1u]; return vec4<f32>({}, {}); }} return {per_elem}; }}\n",
-            pair("w0"),
-            pair("w1")
+            "fn ld4_{name}(i: u32) -> vec4<f32> {{ let j = {off} + i; if ((j & 1u) == 0u) {{ {words} }} return {per_elem}; }}\n"
         ),
         _ => unreachable!("attention operands are float"),
     }
