@@ -5,6 +5,8 @@
 // attention_prefill.wgsl (T > 1); attention.rs adds ld4_q / ld4_k / ld4_v (four elements ->
 // vec4<f32>, generated per dtype).
 // Bindings: q, k, v (read), o (write).
+// paged_attention_prefill.wgsl gives the prefill kernel the same two functions below over a paged
+// pool (paged_attention_prefill.rs).
 
 struct Params {
     offs: array<vec4<u32>, 2>,
@@ -18,3 +20,17 @@ struct Params {
     nqb: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
+
+// The prefill loop's first query position: n_past, from the host.
+fn prefill_n_past(tid: u32) -> u32 {
+    return p.n_past;
+}
+
+// Elements off..off + 4 of key row `key` of k (which == 0u) or v (attention_prefill.wgsl's staging).
+fn kv_vec(which: u32, key: u32, off: u32) -> vec4<f32> {
+    let i = key * p.hkv * p.dh + off;
+    if (which == 0u) {
+        return ld4_k(i);
+    }
+    return ld4_v(i);
+}

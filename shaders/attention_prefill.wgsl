@@ -10,18 +10,14 @@
 //   stage_v: pf -> kv_s, keys of the next block -> pf.
 //@pf_decl
 
-// Element e of the BK x DH4 block at key k0 of k (which == 0u) or v; zeros at or past kv_end
-// (also the block after the last, which stage_v fetches and nobody stores).
+// Element e of the BK x DH4 block at key k0 of k (which == 0u) or v (the head file's kv_vec: a
+// contiguous cache or a paged pool); zeros at or past kv_end (also the block after the last,
+// which stage_v fetches and nobody stores).
 fn block_elem(which: u32, k0: u32, e: u32, b: QBlock) -> vec4<f32> {
     let j = e / DH4;
     var x = vec4<f32>(0.0);
     if (k0 + j < b.kv_end) {
-        let i = (k0 + j) * p.hkv * p.dh + b.kbase + (e % DH4) * 4u;
-        if (which == 0u) {
-            x = ld4_k(i);
-        } else {
-            x = ld4_v(i);
-        }
+        x = kv_vec(which, k0 + j, b.kbase + (e % DH4) * 4u);
     }
     return x;
 }

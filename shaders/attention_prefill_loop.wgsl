@@ -20,7 +20,9 @@
 // The register tiles are straight-line code over scalars that attention_prefill.rs generates into
 // the `//@` lines (naga does not unroll loops; arrays indexed in loops would sit in local
 // memory): the P.V keys unrolled whole, the score's head_dim loop by up to 4 vec4s a trip. Rows of q_s, kv_s and p_s are padded by one vec4 against bank conflicts.
-// The kernel gives Params p (t, hq, group, dh, n_past, nqb, ...) and
+// The kernel gives Params p (t, hq, group, dh, nqb, ...) and
+//   fn prefill_n_past(tid: u32) -> u32                      the first query's position (a
+//      workgroup-uniform value: every thread calls it once, before the loop's barriers)
 //   fn prefill_q(b: QBlock, i: u32, d4: u32) -> vec4<f32>   vec4 d4 of query row i of the block
 //   fn prefill_stage_k(tid: u32, k0: u32, b: QBlock)         key rows k0..k0 + BK into kv_s
 //   fn prefill_stage_v(tid: u32, k0: u32, b: QBlock)         value rows likewise
@@ -56,13 +58,14 @@ struct QBlock {
     kv_end: u32,
 }
 
-// The block of workgroup idx < nqb * hq; the longest (last) query blocks start first.
-fn q_block(idx: u32) -> QBlock {
+// The block of workgroup idx < nqb * hq, the first query at position n_past; the longest (last)
+// query blocks start first.
+fn q_block(idx: u32, n_past: u32) -> QBlock {
     let qb = p.nqb - 1u - idx / p.hq;
     let h = idx % p.hq;
     let t0 = qb * BQ;
     let tn = min(BQ, p.t - t0);         // valid query rows in this block
-    let pos0 = p.n_past + t0;           // position of row 0
+    let pos0 = n_past + t0;             // position of row 0
     return QBlock(h, (h / p.group) * p.dh, t0, tn, pos0, pos0 + tn);
 }
 
@@ -124,7 +127,7 @@ fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32, sid: u32) {
     if (idx >= p.nqb * p.hq) {
         return;
     }
-    let b = q_block(idx);
+    let b = q_block(idx, prefill_n_past(tid));
     prefill_stage_q(tid, b);
     prefill_prepare(tid, b);
     prefill_attend(tid, sid, b);

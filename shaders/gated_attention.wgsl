@@ -34,3 +34,8 @@ struct Params {
     _pad1: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
+
+// The prefill loop's first query position: n_past, from the host.
+fn prefill_n_past(tid: u32) -> u32 {
+    return p.n_past;
+}

@@ -21,7 +21,8 @@
 // pool rows cannot leak in). Contents the host checks (op::check_paged_batch) are guarded here
 // only so that nothing is read or written out of place: a row whose description is inconsistent,
 // or whose block id is >= NB, comes out NaN.
-// Bindings (slot order in the Rust launch) give ld_seqs, ld_bt, ld4_kp, ld4_vp.
+// Bindings (slot order in the Rust launch) give ld_seqs, ld_bt, ld4_kp, ld4_vp. paged_pool.wgsl
+// (key -> pool row) follows this file.
 
 struct Params {
     offs: array<vec4<u32>, 3>,
@@ -67,22 +68,6 @@ fn find_row(t: u32) -> Row {
     let kv = ld_seqs(lo * 3u + 2u);
     let ok = start <= t && t - start < cnt && cnt <= kv && kv <= p.mb * p.bs;
     return Row(lo, select(0u, kv - cnt + (t - start), ok), ok);
-}
-
-// This workgroup's block-table row (s * MB), set before the key loop.
-var<private> tbl: u32;
-// NaN, read at run time (a constant NaN would be folded away or refused by the compiler).
-var<private> nan_bits: u32 = 0x7fc00000u;
-
-const NO_ROW = 0xffffffffu;
-
-// The pool row of key j of this workgroup's sequence; NO_ROW when its block id is not in the pool.
-fn pool_row(j: u32) -> u32 {
-    let blk = ld_bt(tbl + j / p.bs);
-    if (blk >= p.nb) {
-        return NO_ROW;
-    }
-    return blk * p.bs + j % p.bs;
 }
 
 // Row t's (sequence, key count, ok) for the whole workgroup: thread 0 looks it up, every thread

@@ -1,5 +1,5 @@
 // decode_attend's key and value reads (attention_decode_loop.wgsl) through the block table
-// (paged_attention.wgsl's pool_row): the paged_gated_attention kernels' glue, put between
+// (paged_pool.wgsl's pool_row): the paged_gated_attention kernels' glue, put between
 // paged_attention.wgsl and attention_decode_loop.wgsl. (paged_attention has its own loop,
 // paged_attention_loop.wgsl.)
 

@@ -8,9 +8,15 @@
 //!   - two sound sequences (over one and over three partitions);
 //! the first two sequences' rows must be all NaN, and the sound ones bit for bit what the device
 //! gives them in a batch of their own (every other pool block NaN, so a stray read shows).
+//! A lone sequence's prefill chunk under `BatchInvariance::Off` takes another kernel (wgpu's
+//! prefill tile), checked the same way: it matches the invariant kernel's rows within the attention
+//! tolerance, a block id past the pool in its table makes every row that sees that block NaN (and
+//! may make the earlier rows of a query tile NaN, whose keys the tile stages together; no other
+//! change), and a description that does not hold together makes every row NaN.
 use super::cases::paged_attention::PagedLayout;
+use super::compare::{compare, tolerance};
 use super::paged_invariance::{upload_f32, upload_u32};
-use crate::backend::Backend;
+use crate::backend::{Backend, BatchInvariance};
 use crate::dtype::DType;
 use crate::op::{Op, SEQ_FIELDS};
 use crate::util::{seed, Rng};
@@ -108,5 +114,67 @@ pub fn check(dev: &dyn Backend) -> Result<String, String> {
             ));
         }
     }
-    Ok("broken rows all NaN, sound rows bit-identical to their own batch".to_string())
+    let lone = lone_prefill(dev)?;
+    Ok(format!(
+        "broken rows all NaN, sound rows bit-identical to their own batch; {lone}"
+    ))
+}
+
+/// The lone-prefill half of `check`: one sequence, 30 queries at positions 70..100 (keys of two
+/// partitions and more than one tile of most devices' key blocks).
+fn lone_prefill(dev: &dyn Backend) -> Result<String, String> {
+    const T: usize = 30;
+    const KV: usize = 100;
+    let l = PagedLayout::new(BS, &[(T, KV)], false, 4, seed("pguard-lone"));
+    let mb = l.mb;
+    let seqs = [(0, T, KV)];
+    let run = |mode: BatchInvariance, tables: &[u32], seqs: &[(usize, usize, usize)]| {
+        dev.set_batch_invariant(mode);
+        let r = attend(dev, &l, seqs, tables, mb);
+        dev.set_batch_invariant(BatchInvariance::Off);
+        r
+    };
+    let want = run(BatchInvariance::FewRows, &l.tables, &seqs)?;
+    let got = run(BatchInvariance::Off, &l.tables, &seqs)?;
+    let w = HQ * DH;
+    let c = compare(
+        DType::F32,
+        &DType::F32.encode_f32(&got),
+        &DType::F32.encode_f32(&want),
+        tolerance("paged_attention", DType::F32),
+    )
+    .map_err(|m| format!("lone prefill against the invariant kernel: {m}"))?;
+    // block 5 (keys 80..96) past the pool: rows at positions 80.. (row 10 on) see it
+    let mut bad = l.tables.clone();
+    bad[5] = (l.nb + 3) as u32;
+    let out = run(BatchInvariance::Off, &bad, &seqs)?;
+    let first_bad = 80 - (KV - T);
+    for r in 0..T {
+        let row = &out[r * w..(r + 1) * w];
+        let nan = row.iter().all(|x| x.is_nan());
+        let same = (0..w).all(|i| row[i].to_bits() == got[r * w + i].to_bits());
+        if (r >= first_bad && !nan) || (r < first_bad && !same && !nan) {
+            return Err(format!(
+                "lone prefill, a block past the pool at keys 80..96: row {r} (position {}) should be {}",
+                r + KV - T,
+                if r >= first_bad { "NaN" } else { "unchanged or NaN" }
+            ));
+        }
+    }
+    for (what, kv) in [
+        ("a kv length past its table", mb * BS + 1),
+        ("fewer keys than queries", T - 1),
+    ] {
+        let out = run(BatchInvariance::Off, &l.tables, &[(0, T, kv)])?;
+        if let Some(i) = out.iter().position(|x| !x.is_nan()) {
+            return Err(format!(
+                "lone prefill with {what}: element {i} is {}, should be NaN",
+                out[i]
+            ));
+        }
+    }
+    Ok(format!(
+        "lone prefill: nmse {:.2e} against the invariant kernel, guards hold",
+        c.nmse
+    ))
 }

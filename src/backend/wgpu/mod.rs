@@ -18,6 +18,7 @@ mod kv_write;
 mod linear;
 mod min_p;
 mod paged_attention;
+mod paged_attention_prefill;
 mod penalties;
 pub mod portability;
 mod profile;

@@ -18,10 +18,12 @@
 //! k / v into the pools) then paged_gated_attention.wgsl.
 //! Every query row is its own workgroups, decode and prefill alike, and its key partitions are
 //! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
-//! prefill tile that shares key reads between rows is the speed issue's to add, under the same
-//! per-row order.)
+//! prefill tile that shares key reads between rows under the same per-row order is the speed
+//! issue's to add.) With batch invariance off, a batch of one sequence's prefill chunk takes the
+//! single-stream prefill tile instead (paged_attention_prefill.rs).
 use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
+use super::paged_attention_prefill;
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -206,6 +208,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
     if !gated {
+        if paged_attention_prefill::takes(b, i[0], bt) && paged_attention_prefill::record(b, op, i, o[0])? {
+            return Ok(());
+        }
         return record_parts(b, p, consts, i, o[0]);
     }
     let params = bytemuck::bytes_of(&p);
@@ -213,6 +218,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let variant = format!("dh{dh}");
     let head = [
         b.source("paged_attention.wgsl"),
+        b.source("paged_pool.wgsl"),
         b.source("paged_decode_attend.wgsl"),
         b.source("attention_decode_loop.wgsl"),
     ]
@@ -320,6 +326,7 @@ fn record_parts(
     let body = [
         helpers.as_str(),
         b.source("paged_attention.wgsl"),
+        b.source("paged_pool.wgsl"),
         b.source("paged_attention_loop.wgsl"),
         b.source("paged_attention_rows.wgsl"),
     ]

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 70] = [
+pub const FILES: [(&str, &str); 72] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -96,6 +96,10 @@ pub const FILES: [(&str, &str); 70] = [
         include_str!("../../../shaders/paged_attention_loop.wgsl"),
     ),
     (
+        "paged_attention_prefill.wgsl",
+        include_str!("../../../shaders/paged_attention_prefill.wgsl"),
+    ),
+    (
         "paged_attention_rows.wgsl",
         include_str!("../../../shaders/paged_attention_rows.wgsl"),
     ),
@@ -111,6 +115,7 @@ pub const FILES: [(&str, &str); 70] = [
         "paged_gated_attention_kv.wgsl",
         include_str!("../../../shaders/paged_gated_attention_kv.wgsl"),
     ),
+    ("paged_pool.wgsl", include_str!("../../../shaders/paged_pool.wgsl")),
     ("min_p.wgsl", include_str!("../../../shaders/min_p.wgsl")),
     ("sample.wgsl", include_str!("../../../shaders/sample.wgsl")),
     ("sample_head.wgsl", include_str!("../../../shaders/sample_head.wgsl")),

@@ -129,6 +129,16 @@ impl WgpuBackend {
     }
 
     /// The text of shaders/`name` this device compiles (shaders.rs).
+    /// The batch invariance the backend is set to (`Backend::set_batch_invariant`).
+    pub(crate) fn invariance(&self) -> crate::backend::BatchInvariance {
+        use crate::backend::BatchInvariance;
+        match self.batch_invariant.load(std::sync::atomic::Ordering::Relaxed) {
+            x if x == BatchInvariance::FewRows as u8 => BatchInvariance::FewRows,
+            x if x == BatchInvariance::ManyRows as u8 => BatchInvariance::ManyRows,
+            _ => BatchInvariance::Off,
+        }
+    }
+
     pub(crate) fn source(&self, name: &str) -> &str {
         self.sources.get(name)
     }

@@ -46,15 +46,6 @@ const COOP_FROM: usize = 64;
 /// tile in steps of 32; every K-split-1 shape gives the same bits).
 const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 
-/// The batch invariance `b` is set to.
-fn invariance(b: &WgpuBackend) -> BatchInvariance {
-    match b.batch_invariant.load(std::sync::atomic::Ordering::Relaxed) {
-        x if x == BatchInvariance::FewRows as u8 => BatchInvariance::FewRows,
-        x if x == BatchInvariance::ManyRows as u8 => BatchInvariance::ManyRows,
-        _ => BatchInvariance::Off,
-    }
-}
-
 /// Whether a linear of `m` x rows takes a cooperative-matrix kernel: operand dtypes it takes
 /// (`coop_dtypes`), an adapter that runs the mode's coop shapes (`fits`), and then M from
 /// `COOP_FROM` with batch invariance off, every M under `ManyRows`, never under `FewRows`.
@@ -70,7 +61,7 @@ fn takes_coop(m: usize, gemm_dtypes: bool, mode: BatchInvariance, fits: bool) ->
 
 /// The coop shape a linear of `m` x rows takes on `b`, if any (`takes_coop`).
 fn coop_plan(b: &WgpuBackend, (m, _k, n): (usize, usize, usize), gemm_dtypes: bool) -> Option<coop::Coop> {
-    let mode = invariance(b);
+    let mode = b.invariance();
     let fits = b.caps.cooperative_matrix
         && match mode {
             BatchInvariance::ManyRows => coop::many_rows_fit(b),
@@ -158,7 +149,7 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
         return Support::No(format!(
             "{} rows on cooperative matrices ({:?}): swiglu, then the tensor-core linear",
             x.shape[0],
-            invariance(b)
+            b.invariance()
         ));
     }
     supports(b, desc)
@@ -181,7 +172,7 @@ pub fn supports_linear_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
             "{} rows take the matvec here ({:?}, cooperative matrices {}): linear, then swiglu into the \
              down projection",
             x.shape[0],
-            invariance(b),
+            b.invariance(),
             b.caps.cooperative_matrix
         ));
     }

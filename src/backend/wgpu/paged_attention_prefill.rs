@@ -1,0 +1,83 @@
+//! paged_attention for a batch of one sequence's prefill chunk (T > 1) under
+//! `BatchInvariance::Off`, where nothing asks a row's bits to match what it would get in another
+//! batch: attention_prefill.wgsl's tile (the single-stream prefill's, attention.rs' `plan`) over
+//! the sequence's keys in the pools, shaders/paged_attention_prefill.wgsl giving it the paged
+//! key rows and the position from seqs. A query block's rows share each staged key block, which
+//! paged_attention's per-row partitions (the invariant kernel every other batch takes) cannot:
+//! it is what a lone request's prefill (`wgllm run` on the engine) needs to be as fast as a
+//! contiguous cache's.
+use super::attention::{ld4_with, plan, Shape};
+use super::kernel::{read, write, Binding};
+use super::WgpuBackend;
+use crate::backend::BatchInvariance;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::op::Op;
+use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    shape: Shape,
+    bs: u32,
+    nb: u32,
+    mb: u32,
+    pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 80);
+
+/// Whether paged_attention with query `q` and block tables `bt` takes this kernel: batch
+/// invariance off, one sequence, more than one query row.
+pub fn takes(b: &WgpuBackend, q: &Tensor, bt: &Tensor) -> bool {
+    b.invariance() == BatchInvariance::Off && bt.shape[0] == 1 && q.shape[0] > 1
+}
+
+/// Records the tile over q [T, Hq, Dh], the pools kp / vp [NB, BS, Hkv, Dh], bt [1, MB] and
+/// seqs [1, 3] into o; Ok(false) (nothing recorded) when no prefill tile fits head_dim.
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<bool> {
+    let Op::PagedAttention { scale, .. } = *op else {
+        unreachable!("paged_attention_prefill::record got {}", op.name())
+    };
+    let (q, kp, vp, bt) = (i[0], i[1], i[2], i[3]);
+    let (t, hq) = (q.shape[0], q.shape[1]);
+    let (nb, bs, hkv, dh) = (kp.shape[0], kp.shape[1], kp.shape[2], kp.shape[3]);
+    let Ok(mut plan) = plan(b, op, t, hq, dh) else {
+        return Ok(false);
+    };
+    let u = DType::U32;
+    let bindings: Vec<Binding> = vec![
+        read("q", q.dtype),
+        read("k", kp.dtype),
+        read("v", vp.dtype),
+        read("bt", u),
+        read("seqs", u),
+        write("o", o.dtype),
+    ];
+    // the pools' element offsets are known here: even ones read whole words only
+    let even = kp.offset % 2 == 0 && vp.offset % 2 == 0;
+    let mut helpers = b.source("paged_pool.wgsl").to_string();
+    for (s, bd) in bindings.iter().take(3).enumerate() {
+        helpers += &ld4_with(bd.name, s, bd.dtype, s > 0 && even);
+    }
+    let body = plan.body(
+        b,
+        "paged_attention_prefill.wgsl",
+        &helpers,
+        ["attention_decode.wgsl", "attention_prefill.wgsl"],
+    );
+    plan.variant = format!("paged{}_{}", if even { "e" } else { "" }, plan.variant);
+    let p = Params {
+        offs: [0; 8],
+        shape: plan.shape(t, hq, hkv, dh, 0, scale),
+        bs: bs as u32,
+        nb: nb as u32,
+        mb: bt.shape[1] as u32,
+        pad: 0,
+    };
+    let tensors = [q, kp, vp, bt, i[4], o];
+    let entries = ["attention_decode", "attention_prefill"];
+    plan.dispatch(b, entries, bindings, &body, bytemuck::bytes_of(&p), &tensors, hq)?;
+    Ok(true)
+}
