@@ -1,7 +1,7 @@
-//! `wgllm run`: load a model directory (or the embedded default), generate, stream the text.
+//! `wgllm run`: load a model directory (or the embedded default), submit the prompt as one request
+//! to the serving engine, stream the text as the tokens come.
 use super::sampling_args::SamplingArgs;
 use crate::backend::pick_device;
-use crate::engine::sampler::Sampler;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::stream::StreamDecoder;
@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 pub mod check;
+mod generate;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -152,28 +153,12 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
             prompt.len()
         );
     }
-    let mut sampler = Sampler::new(a.sampling.sampling());
     let want_lp = if a.json { Some(a.logprobs.unwrap_or(0)) } else { None };
-    let mut first_at = None;
-    let t1 = Instant::now();
-    let mut stream = StreamDecoder::new(&a.stop);
-    // The tokenizer leaves the engine while generate borrows it mutably.
+    // The tokenizer leaves the engine, which generation consumes, to decode the stream.
     let tokenizer = e.tokenizer.take();
-    let json = a.json;
-    let mut failed = None;
-    let steps = {
-        let mut on_token = |s: &crate::engine::Step| -> bool {
-            first_at.get_or_insert_with(Instant::now);
-            let Some(t) = tokenizer.as_ref() else { return true };
-            print_piece(&mut stream, t, s.token, json, &mut failed) && !stream.stopped()
-        };
-        e.generate(&prompt, n, &mut sampler, want_lp, !a.ignore_eos, &mut on_token)
-    };
-    e.tokenizer = tokenizer;
-    let steps = steps?;
-    if let Some(err) = failed {
-        return Err(err);
-    }
+    let mut out = generate::Streamer::new(tokenizer.as_ref(), &a.stop, a.json);
+    let g = generate::generate(e, &prompt, n, &a.sampling, want_lp, a.ignore_eos, &mut out)?;
+    let (steps, mut stream, t1, first_at) = (g.steps, out.stream, out.started, out.first_at);
     let t_end = Instant::now();
     let first = first_at.unwrap_or(t_end);
     let prefill_s = (first - t1).as_secs_f64();
@@ -185,15 +170,14 @@ pub fn run(a: RunArgs) -> Result<ExitCode> {
         0.0
     };
     let rest = stream.finish();
-    let eos_hit = !a.ignore_eos && steps.last().is_some_and(|s| e.eos.contains(&s.token));
-    let reason = finish_reason(stream.stopped(), eos_hit);
+    let reason = finish_reason(stream.stopped(), g.eos_hit);
     if a.json {
         let out = serde_json::json!({
             "model": dir.display().to_string(),
             "device": dev_name,
             "prompt_ids": prompt,
             "generated_ids": steps.iter().map(|s| s.token).collect::<Vec<_>>(),
-            "text": e.tokenizer.as_ref().map(|_| stream.text()),
+            "text": tokenizer.as_ref().map(|_| stream.text()),
             "finish_reason": reason,
             "context_full": ctx_full && reason == "length" && steps.len() == n,
             "logprobs": steps.iter().map(|s| s.logprob).collect::<Vec<_>>(),

@@ -2,6 +2,8 @@
 //! load.
 use super::run::check;
 use crate::engine::sampler::Sampling;
+use crate::op::MAX_TOP_LOGPROBS;
+use crate::serve::SamplingParams;
 use clap::Args;
 
 #[derive(Args, Clone, Debug)]
@@ -45,5 +47,22 @@ impl SamplingArgs {
             frequency_penalty: self.frequency_penalty,
             min_p: self.min_p,
         }
+    }
+
+    /// The serving engine's parameters for these flags and `logprobs` (the top-K of each step),
+    /// or None where it has no knob for one of them yet: penalties, min-p (which changes sampled
+    /// draws only: greedy ignores it), or more alternatives than `Op::Sample` returns.
+    pub fn serve_params(&self, logprobs: Option<usize>) -> Option<SamplingParams> {
+        let s = self.sampling();
+        if s.has_penalties() || s.uses_min_p() || logprobs.is_some_and(|k| k > MAX_TOP_LOGPROBS) {
+            return None;
+        }
+        Some(SamplingParams {
+            temperature: s.temperature,
+            top_k: s.top_k,
+            top_p: s.top_p,
+            seed: s.seed,
+            logprobs,
+        })
     }
 }
