@@ -70,7 +70,9 @@ impl ServeOptions {
     /// The batch invariance the engine runs under: one family of kernels for every step, so a
     /// sequence's bits do not depend on what else is in its steps.
     pub fn invariance(&self) -> BatchInvariance {
-        if let Some(k) = self.kernels.filter(|&k| k != BatchInvariance::Off) {
+        // Off (each linear's kernel by its own M: the single-stream path's) only where a step never
+        // holds a second sequence
+        if let Some(k) = self.kernels.filter(|&k| k != BatchInvariance::Off || self.max_seqs == 1) {
             return k;
         }
         if self.max_seqs >= MANY_ROWS_FROM_SEQS {

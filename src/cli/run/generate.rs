@@ -4,6 +4,7 @@
 //! `Op::Sample` returns) runs on the single-sequence engine instead, so every flag keeps its
 //! meaning.
 use super::super::sampling_args::SamplingArgs;
+use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::engine::sampler::Sampler;
 use crate::engine::{Engine, Step};
@@ -95,6 +96,8 @@ fn one_request(e: &Engine, tokens: usize) -> Result<ServeOptions> {
         block_size: block,
         max_seqs: 1,
         prefix_caching: Some(false),
+        // alone in every step: the single-stream kernels (tensor-core prefill from 64 rows)
+        kernels: Some(BatchInvariance::Off),
         ..ServeOptions::default()
     })
 }
