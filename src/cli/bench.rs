@@ -56,6 +56,10 @@ pub struct BenchArgs {
     /// With --batch: the KV cache's dtype (f16, bf16, f32)
     #[arg(long, default_value = "f16")]
     kv_dtype: String,
+    /// With --batch: a batch of 1 runs as `wgllm run` runs its one request (the single-stream
+    /// kernels, whose order of sums depends on the step's rows: nothing else shares its steps)
+    #[arg(long)]
+    as_run: bool,
     #[command(flatten)]
     op: super::bench_op::OpArgs,
 }
@@ -111,6 +115,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             gen_len: a.gen_len,
             kv_dtype: crate::serve::parse_kv_dtype(&a.kv_dtype)?,
             profile: a.profile,
+            as_run: a.as_run,
         };
         let rows = super::bench_batch::run(e, &b, bw)?;
         let out = json!({"model": label, "device": dev_name, "read_bandwidth_gbs": bw.map(|b| b / 1e9), "batch": rows});

@@ -3,7 +3,7 @@
 //! the scheduler: prefill tokens/s (the steps until every request has its first token), decode
 //! tokens/s (the steps after, every sequence decoding), the KV bytes a token costs and a decode
 //! step's fraction of the bandwidth limit (weights read once a step + each sequence's KV).
-use crate::backend::{Capability, Support};
+use crate::backend::{BatchInvariance, Capability, Support};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::serve::{KvMemory, Request, ServeEngine, ServeOptions};
@@ -16,6 +16,8 @@ pub struct BatchBench {
     pub gen_len: usize,
     pub kv_dtype: crate::dtype::DType,
     pub profile: bool,
+    /// batch 1 under `BatchInvariance::Off`, as `wgllm run` sets its engine
+    pub as_run: bool,
 }
 
 /// Runs every batch size on `e` (its weights reused) and returns the JSON rows.
@@ -31,11 +33,14 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
             max_seqs: n.max(1),
             max_batch_tokens: 2048.max(n),
             kv_memory: KvMemory::Bytes(u64::MAX),
+            kernels: (b.as_run && n == 1).then_some(BatchInvariance::Off),
             ..ServeOptions::default()
         };
         let mut s = ServeEngine::new(e, &opts)?;
-        // warm-up: every kernel of a prefill and a decode step compiled, buffers allocated
-        s.add(Request::greedy(u64::MAX, vec![1; 8.min(p.max(1))], 2))?;
+        // warm-up: the kernels of a prefill chunk as long as a request's prompt (up to a step's
+        // tokens) and of a decode step compiled, buffers allocated: a kernel's first use compiles
+        // it, which would be counted in the prefill rate otherwise
+        s.add(Request::greedy(u64::MAX, vec![1; p.clamp(1, opts.max_batch_tokens)], 2))?;
         s.run_to_end()?;
         for i in 0..n as u64 {
             let ids = (0..p as u64)
@@ -46,6 +51,17 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
         let t0 = Instant::now();
         let mut tally = Tally::new(n);
         let mut profiled = json!(null);
+        let mut prefill_profile = json!(null);
+        if b.profile && n == biggest {
+            // the first step alone (a prefill of as many prompt tokens as a step takes)
+            s.set_pipelining(false);
+            if let Support::Yes = s.engine.dev.capability(Capability::Timestamps) {
+                s.engine.dev.set_profiling(true)?;
+            }
+            tally.count(&mut s.step()?);
+            prefill_profile = profile_rows(&mut s, &format!("the first step of {n} sequences (prefill)"), bw)?;
+            s.set_pipelining(true);
+        }
         while !s.is_idle() {
             let profile = b.profile && n == biggest && tally.t_first.is_some() && profiled.is_null();
             if profile {
@@ -60,7 +76,7 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
             }
             let mut ev = s.step()?;
             if profile {
-                profiled = profile_rows(&mut s, n, bw)?;
+                profiled = profile_rows(&mut s, &format!("a {n}-sequence decode step"), bw)?;
                 s.set_pipelining(true);
             }
             tally.count(&mut ev);
@@ -86,7 +102,7 @@ pub fn run(mut e: Engine, b: &BatchBench, bw: Option<f64>) -> Result<serde_json:
             "batch": n, "prompt_len": p, "gen_len": g,
             "decode_tokens_per_s": decode_tps, "step_ms": step_s * 1e3, "prefill_tokens_per_s": prefill_tps,
             "kv_bytes_per_token": kv_tok, "fraction_of_bandwidth_limit": frac,
-            "preemptions": st.preemptions, "profile": profiled,
+            "preemptions": st.preemptions, "profile": profiled, "prefill_profile": prefill_profile,
         }));
         e = s.into_engine();
     }
@@ -129,16 +145,12 @@ impl Tally {
         ev.clear();
     }
 }
-/// The kernel time of the decode step just run (the profile was on for it).
-fn profile_rows(s: &mut ServeEngine, n: usize, bw: Option<f64>) -> Result<serde_json::Value> {
+/// The kernel time of the step just run (the profile was on for it), titled `what`.
+fn profile_rows(s: &mut ServeEngine, what: &str, bw: Option<f64>) -> Result<serde_json::Value> {
     let rows = s.engine.dev.profile();
     s.engine.dev.set_profiling(false)?;
     if rows.is_empty() {
         return Ok(json!("no timestamps on this device"));
     }
-    Ok(super::profile_table::print(
-        &format!("a {n}-sequence decode step: "),
-        &rows,
-        bw,
-    ))
+    Ok(super::profile_table::print(&format!("{what}: "), &rows, bw))
 }

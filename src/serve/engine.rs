@@ -72,7 +72,10 @@ impl ServeOptions {
     pub fn invariance(&self) -> BatchInvariance {
         // Off (each linear's kernel by its own M: the single-stream path's) only where a step never
         // holds a second sequence
-        if let Some(k) = self.kernels.filter(|&k| k != BatchInvariance::Off || self.max_seqs == 1) {
+        if let Some(k) = self
+            .kernels
+            .filter(|&k| k != BatchInvariance::Off || self.max_seqs == 1)
+        {
             return k;
         }
         if self.max_seqs >= MANY_ROWS_FROM_SEQS {
