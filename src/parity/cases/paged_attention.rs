@@ -164,6 +164,10 @@ fn scenarios() -> Vec<Scenario> {
         (4, 2, 64, 16, vec![(1, 65), (9, 200), (2, 66)], true),
         // blocks of 24 keys: partitions start and end inside blocks
         (8, 2, 64, 24, vec![(1, 65), (4, 150), (1, 47)], false),
+        // a lone sequence's chunk after a cached prefix (the parity runner's invariance is off:
+        // wgpu's prefill tile), blocks of 8 and 24 keys: a tile's key block spans table entries
+        (4, 2, 64, 8, vec![(33, 70)], false),
+        (8, 2, 128, 24, vec![(40, 150)], false),
     ]
 }
 
