@@ -46,41 +46,12 @@ fn prefill_n_past(tid: u32) -> u32 {
     return w.x;
 }
 
-// The table entry this thread used last (NONE before the first), its block id, and the entry
-// after it, loaded then: the staging walks keys in order, so the next block's id is already in
-// a register when its keys come (a table read in the prefetch would stall it on that load
-// before the key load could even be issued).
-const NONE = 0xffffffffu;
-var<private> bt_idx: u32 = NONE;
-var<private> bt_blk: u32;
-var<private> bt_next: u32;
-
-// The pool row of key `key` (pool_row, through the entries above); NO_ROW when its block id is
-// not in the pool.
-fn key_row(key: u32) -> u32 {
-    let idx = key / p.bs;
-    if (idx != bt_idx) {
-        if (bt_idx != NONE && idx == bt_idx + 1u) {
-            bt_blk = bt_next;
-        } else {
-            bt_blk = ld_bt(tbl + idx);
-        }
-        bt_idx = idx;
-        // (past the sequence's last block the entry is loaded and never used)
-        bt_next = ld_bt(tbl + min(idx + 1u, p.mb - 1u));
-    }
-    if (bt_blk >= p.nb) {
-        return NO_ROW;
-    }
-    return bt_blk * p.bs + key % p.bs;
-}
-
 // Elements off..off + 4 of key row `key` of the k (which == 0u) or v pool; NaN for a key whose
 // block is not in the pool, or every key of a batch seqs does not describe.
 fn kv_vec(which: u32, key: u32, off: u32) -> vec4<f32> {
     var r = NO_ROW;
     if (seq_ok) {
-        r = key_row(key);
+        r = pool_row(key);
     }
     if (r == NO_ROW) {
         return vec4<f32>(bitcast<f32>(nan_bits));
