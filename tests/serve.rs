@@ -13,6 +13,8 @@
 //! - aborted: one request aborted mid-generation: its blocks freed at once, the others' tokens
 //!   exactly those of `alone`, no block held at the end.
 //! - kv_f16: KV in f16: the oracle's near-tie rule.
+//! - as_run: as `wgllm run` runs its request (one sequence, batch invariance off: the
+//!   single-stream kernels and wgpu's lone-prefill tile): the oracle's near-tie rule.
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -213,7 +215,7 @@ fn scenarios(m: &golden::Manifest, path: &Path, dev: &str) -> Result<(), String>
         "    alone     {summary}; equal to the device's anchor ({:.1}s)",
         t0.elapsed().as_secs_f64()
     );
-    for name in ["batched", "preempted", "prefix", "aborted", "kv_f16"] {
+    for name in ["batched", "preempted", "prefix", "aborted", "kv_f16", "as_run"] {
         let t0 = std::time::Instant::now();
         let r = scenario(name, m, &mut model, &prompts, n, &solo).map_err(|e| format!("{name}: {e}"))?;
         println!("    {name:<9} {r} ({:.1}s)", t0.elapsed().as_secs_f64());
@@ -323,6 +325,28 @@ fn scenario(
                 alone(model, prompts, n, &opts).map(|g| tokens(&g))
             })?;
             Ok(format!("KV in f16: {summary}"))
+        }
+        "as_run" => {
+            // `wgllm run`'s engine (src/cli/run/generate.rs): one sequence, the single-stream
+            // kernels (batch invariance off: the lone-prefill tile, the linears by M)
+            let opts = ServeOptions {
+                max_seqs: 1,
+                prefix_caching: Some(false),
+                kernels: Some(BatchInvariance::Off),
+                ..f32_kv()
+            };
+            if opts.invariance() != BatchInvariance::Off {
+                return Err(format!(
+                    "one sequence runs {:?}, not the single-stream kernels",
+                    opts.invariance()
+                ));
+            }
+            let (_, summary) = model_gate::greedy_with(m, part(m), &mut |prompts, n| {
+                alone(model, prompts, n, &opts).map(|g| tokens(&g))
+            })?;
+            Ok(format!(
+                "as `wgllm run` (one sequence, single-stream kernels): {summary}"
+            ))
         }
         _ => unreachable!(),
     }
