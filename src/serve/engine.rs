@@ -39,7 +39,8 @@ pub struct ServeOptions {
     /// None: the model's default (on, off for hybrid models)
     pub prefix_caching: Option<bool>,
     /// The family of kernels every step runs (batch invariance holds within one family, never
-    /// across two); None: by `max_seqs` (`MANY_ROWS_FROM_SEQS`).
+    /// across two); None: by `max_seqs` (`MANY_ROWS_FROM_SEQS`). `Off` (the single-stream kernels)
+    /// is honoured only with `max_seqs` 1, as `wgllm run` sets it.
     pub kernels: Option<BatchInvariance>,
 }
 

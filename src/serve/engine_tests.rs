@@ -154,7 +154,7 @@ fn a_pool_over_the_device_limit_is_capped_and_a_failed_step_is_recovered() {
 
 /// The kernel family: FewRows below MANY_ROWS_FROM_SEQS sequences a step, ManyRows from it, and a
 /// pinned family whatever `max_seqs` is (the serving battery pins ManyRows so that a scenario whose
-/// budget caps `max_seqs` compares like with like).
+/// budget caps `max_seqs` compares like with like); Off is honoured for one sequence only.
 #[test]
 fn kernel_family_by_max_seqs_unless_pinned() {
     use crate::backend::BatchInvariance::*;
@@ -169,7 +169,8 @@ fn kernel_family_by_max_seqs_unless_pinned() {
     assert_eq!(ServeOptions::default().invariance(), ManyRows);
     assert_eq!(with(1, Some(ManyRows)).invariance(), ManyRows);
     assert_eq!(with(64, Some(FewRows)).invariance(), FewRows);
-    // serving is never without invariance
-    assert_eq!(with(1, Some(Off)).invariance(), FewRows);
+    // invariance off only where no step can hold a second sequence (`wgllm run`'s one request)
+    assert_eq!(with(1, Some(Off)).invariance(), Off);
+    assert_eq!(with(2, Some(Off)).invariance(), FewRows);
     assert_eq!(with(64, Some(Off)).invariance(), ManyRows);
 }
