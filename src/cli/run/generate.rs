@@ -80,8 +80,8 @@ pub fn generate(
 
 /// The serving engine's options for one request of `tokens` positions (prompt + n): one sequence,
 /// a pool that holds exactly its blocks (and one spare), KV in f32 as the single-sequence engine
-/// keeps it, so greedy tokens are those it gives (tests/serve.rs: alone in f32 = the anchor). No
-/// prefix cache: nothing could share it.
+/// keeps it, the single-stream kernels (tests/serve.rs `as_run`: the oracle's near-tie rule on
+/// every golden model). No prefix cache: nothing could share it.
 ///
 /// The block size divides the context: the hybrid family's paged attention refuses block tables
 /// that reach past the RoPE table (sized to the context), so `--ctx 40` with blocks of 16 would
