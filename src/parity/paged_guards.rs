@@ -129,10 +129,7 @@ fn lone_prefill(dev: &dyn Backend) -> Result<String, String> {
     let mb = l.mb;
     let seqs = [(0, T, KV)];
     let run = |mode: BatchInvariance, tables: &[u32], seqs: &[(usize, usize, usize)]| {
-        dev.set_batch_invariant(mode);
-        let r = attend(dev, &l, seqs, tables, mb);
-        dev.set_batch_invariant(BatchInvariance::Off);
-        r
+        super::with_invariance(dev, mode, || attend(dev, &l, seqs, tables, mb))
     };
     let want = run(BatchInvariance::FewRows, &l.tables, &seqs)?;
     let got = run(BatchInvariance::Off, &l.tables, &seqs)?;

@@ -240,10 +240,7 @@ fn compositions(lens: &[usize]) -> Vec<(&'static str, Vec<Vec<Piece>>)> {
 /// sequence's prefill takes a faster kernel that promises no such thing); Ok with a summary when
 /// every composition gives the same bits as the decode steps for every position.
 pub fn check(dev: &dyn Backend, kv: DType, gated: bool) -> Result<String, String> {
-    dev.set_batch_invariant(BatchInvariance::FewRows);
-    let r = check_invariant(dev, kv, gated);
-    dev.set_batch_invariant(BatchInvariance::Off);
-    r
+    super::with_invariance(dev, BatchInvariance::FewRows, || check_invariant(dev, kv, gated))
 }
 
 fn check_invariant(dev: &dyn Backend, kv: DType, gated: bool) -> Result<String, String> {

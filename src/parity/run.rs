@@ -87,9 +87,7 @@ pub fn execute_with(
         .map_err(e)?;
     let in_refs: Vec<&Tensor> = ins.iter().collect();
     let out_refs: Vec<&Tensor> = outs.iter().map(|g| &g.region).collect();
-    dev.set_batch_invariant(case.invariance);
-    let ran = run(&in_refs, &out_refs);
-    dev.set_batch_invariant(crate::backend::BatchInvariance::Off);
+    let ran = super::with_invariance(dev, case.invariance, || run(&in_refs, &out_refs));
     ran.map_err(e)?;
     dev.flush().map_err(e)?;
     let mut result = Vec::new();
@@ -137,9 +135,7 @@ pub fn reference(case: &Case) -> std::result::Result<Vec<Vec<u8>>, String> {
 
 /// Runs `case` on `dev` and compares with `want` (from `reference`). Unsupported -> Skip with the reason.
 pub fn check(case: &Case, dev: &dyn Backend, want: &std::result::Result<Vec<Vec<u8>>, String>) -> Outcome {
-    dev.set_batch_invariant(case.invariance);
-    let support = dev.supports(&case.desc());
-    dev.set_batch_invariant(crate::backend::BatchInvariance::Off);
+    let support = super::with_invariance(dev, case.invariance, || dev.supports(&case.desc()));
     if let Support::No(reason) = support {
         return Outcome::Skip {
             reason: format!("unsupported: {reason}"),
