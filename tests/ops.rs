@@ -155,7 +155,7 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     ));
     let block = Arc::new(Patched::new(
         "block_index_off_by_one",
-        "paged_attention.wgsl",
+        "paged_pool.wgsl",
         "ld_bt(tbl + j / p.bs)",
         "ld_bt(tbl + (j + 1u) / p.bs)",
     ));
@@ -164,6 +164,14 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "paged_attention.wgsl",
         "select(0u, kv - cnt + (t - start), ok)",
         "select(0u, kv - 1u, ok)",
+    ));
+    // a lone sequence's prefill chunk under invariance off (the parity runner's default) takes
+    // wgpu's prefill tile: its rows' positions one too far
+    let lone_pos = Arc::new(Patched::new(
+        "lone_prefill_position_off_by_one",
+        "paged_attention_prefill.wgsl",
+        "select(0u, kv - cnt, ok)",
+        "select(0u, kv - cnt + 1u, ok)",
     ));
     let first_part = Arc::new(Patched::new(
         "combine_first_partition_dropped",
@@ -227,17 +235,24 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }
             Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
                 let seqs = paged_seqs(&case);
+                let plain = matches!(case.op, Op::PagedAttention { .. });
+                // one sequence of several rows: wgpu's lone-prefill tile, not the per-row kernels
+                let lone = plain && seqs.len() == 1 && seqs[0].0 > 1;
                 let mut bites = vec![
                     (
                         Tooth::Patched(block.clone()),
                         seqs.iter().any(|&(_, kv)| kv >= *block_size),
                     ),
-                    (Tooth::Patched(causal.clone()), seqs.iter().any(|&(q, _)| q > 1)),
+                    (
+                        Tooth::Patched(causal.clone()),
+                        !lone && seqs.iter().any(|&(q, _)| q > 1),
+                    ),
                 ];
-                if matches!(case.op, Op::PagedAttention { .. }) {
+                if plain {
                     // paged_attention's key partitions are 64 keys: longer rows are combined
                     let long = seqs.iter().any(|&(_, kv)| kv > 64);
-                    bites.push((Tooth::Patched(first_part.clone()), long));
+                    bites.push((Tooth::Patched(first_part.clone()), !lone && long));
+                    bites.push((Tooth::Patched(lone_pos.clone()), lone));
                 }
                 bites
             }
