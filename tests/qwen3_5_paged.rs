@@ -2,9 +2,10 @@
 //! the full-attention layers, state slots for the linear ones), on cpu and every wgpu adapter:
 //! - `batch_of_one_matches_the_anchor`: each gate prompt as a batch of one (the whole prompt, then
 //!   greedy decode steps) gives exactly the device's anchor tokens (tests/anchors/qwen3_5-tiny),
-//!   recorded through the single-sequence path. The bits differ from that path's (its prefill runs
-//!   gdn_chunked, the batched path the recurrent form for every token, and the f32 state
-//!   rounding differs with it), but not by enough to move a greedy token of the tiny model;
+//!   which were recorded through the contiguous cache the engine had before (its prefill ran
+//!   gdn_chunked, the batched path the recurrent form for every token; the f32 state rounding
+//!   differed with it, but not by enough to move a greedy token of the tiny model), and which the
+//!   model gate now checks through a lone sequence (model/lone.rs), a batch of one like these;
 //! - `batched_equals_alone`: two sequences packed together, their prompts cut into different
 //!   chunks, in different slots and blocks, give bit-identical logits at every position to each
 //!   sequence run alone (its prompt, then decode steps; see max_rows for wgpu's linear).
@@ -161,7 +162,18 @@ impl Model {
             panic!("not a Qwen3.5 model")
         };
         let dev = self.e.dev.as_ref();
-        qwen3_5::forward_paged(w, &self.ws, &self.pools, &self.state, &b, &st, &self.e.cfg, dev).unwrap();
+        qwen3_5::forward_paged(
+            w,
+            &self.ws,
+            &self.pools,
+            &self.state,
+            &b,
+            &st,
+            &self.e.cfg,
+            dev,
+            &mut |_, _, _| Ok(()),
+        )
+        .unwrap();
         dev.flush().unwrap();
         let v = self.e.cfg.vocab_size;
         let all = DType::F32.decode_f32(&dev.download(&self.ws.logits.view(0, &[t, v]).unwrap()).unwrap());

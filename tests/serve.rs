@@ -2,7 +2,7 @@
 //! model and device (cpu and every wgpu adapter): `serve::<case>::<device>` runs these in order,
 //! the model loaded once, a line each:
 //! - alone: each prompt by itself, KV in f32: the oracle's near-tie rule, and exactly the device's
-//!   anchor (the tokens the single-sequence engine records).
+//!   anchor (the tokens the model gate's lone sequence gives, model/lone.rs).
 //! - batched: every prompt at once with staggered arrivals and a small random token budget (so
 //!   prompts are chunked at random places and share steps with other sequences' decodes): exactly
 //!   the tokens of `alone`, and the same bits of each chosen token's logprob (batch invariance).

@@ -6,13 +6,14 @@ pub mod sampler;
 use crate::backend::{Backend, Capability};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::model::arch::{self, Cache, Weights, Workspace};
+use crate::model::arch::Weights;
 use crate::model::config::Config;
 use crate::model::gguf::Gguf;
 use crate::model::gguf_config::config_from_gguf;
+use crate::model::lone::{self, rows_of, Cache, Workspace};
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
-use crate::model::{Logits, Pass, Source};
+use crate::model::{Logits, Source};
 use crate::op::Op;
 use penalties::Penalizer;
 use sampler::{log_softmax, top_logprobs, Sampler};
@@ -47,7 +48,10 @@ pub struct Engine {
     pub tokenizer: Option<Tokenizer>,
     pub eos: Vec<u32>,
     pub max_ctx: usize,
-    workspaces: HashMap<usize, Workspace>,
+    /// by (tokens, logits rows)
+    workspaces: HashMap<(usize, usize), Workspace>,
+    /// logits rows of the last forward (1, or its tokens for `Logits::All`)
+    last_rows: usize,
 }
 
 /// One generated step: the token and, when asked, its logprob and the top-k alternatives.
@@ -166,6 +170,7 @@ impl Engine {
             eos,
             max_ctx,
             workspaces: HashMap::new(),
+            last_rows: 1,
         })
     }
 
@@ -213,6 +218,7 @@ impl Engine {
             tokenizer,
             max_ctx,
             workspaces: HashMap::new(),
+            last_rows: 1,
         })
     }
 
@@ -239,6 +245,7 @@ impl Engine {
             tokenizer: None,
             max_ctx,
             workspaces: HashMap::new(),
+            last_rows: 1,
         })
     }
 
@@ -246,15 +253,15 @@ impl Engine {
         Cache::new(&self.cfg, self.dev.as_ref(), self.max_ctx)
     }
 
-    fn workspace(&mut self, t: usize) -> Result<&Workspace> {
-        if !self.workspaces.contains_key(&t) {
+    fn workspace(&mut self, t: usize, rows: usize) -> Result<&Workspace> {
+        if !self.workspaces.contains_key(&(t, rows)) {
             // keep the decode workspace; drop other prefill sizes (their memory adds up)
-            self.workspaces.retain(|&k, _| k == 1);
+            self.workspaces.retain(|&k, _| k == (1, 1));
             self.dev.forget_bind_groups();
-            let ws = Workspace::new(&self.cfg, self.dev.as_ref(), t)?;
-            self.workspaces.insert(t, ws);
+            let ws = Workspace::new(&self.cfg, self.dev.as_ref(), t, rows)?;
+            self.workspaces.insert((t, rows), ws);
         }
-        Ok(&self.workspaces[&t])
+        Ok(&self.workspaces[&(t, rows)])
     }
 
     /// Records a forward over `ids` at the cache's current length; logits stay on the device.
@@ -282,26 +289,27 @@ impl Engine {
                 self.cfg.vocab_size
             )));
         }
-        let t = ids.len();
-        self.workspace(t)?;
-        let ws = &self.workspaces[&t];
+        let (t, rows) = (ids.len(), rows_of(&which, ids.len()));
+        self.last_rows = rows;
+        self.workspace(t, rows)?;
+        let ws = &self.workspaces[&(t, rows)];
         let dev = self.dev.as_ref();
-        dev.upload(ws.ids(), &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
-        let pass = Pass {
-            c: &self.cfg,
-            dev,
-            ids: ws.ids(),
-            which,
-            hidden,
-        };
-        arch::forward(&self.weights, ws, cache, pass)
+        dev.upload(&ws.ids, &ids.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>())?;
+        lone::forward(&self.weights, ws, cache, &ws.ids, which, &self.cfg, dev, hidden)
     }
 
     /// The logits rows of the last forward over `t` tokens ([rows, V] f32 from the device).
     pub fn logits(&self, t: usize, rows: usize) -> Result<Vec<f32>> {
-        let ws = &self.workspaces[&t];
+        let ws = self.ws_of(t)?;
         let v = ws.logits().view(0, &[rows, self.cfg.vocab_size])?;
         Ok(DType::F32.decode_f32(&self.dev.download(&v)?))
+    }
+
+    /// The workspace of the last forward, which was over `t` tokens.
+    fn ws_of(&self, t: usize) -> Result<&Workspace> {
+        self.workspaces
+            .get(&(t, self.last_rows))
+            .ok_or_else(|| Error::Other(format!("no forward over {t} tokens to read the logits of")))
     }
 
     /// Picks the next token after a forward over `t` tokens (Logits::Last). Greedy without logprobs
@@ -328,7 +336,7 @@ impl Engine {
         logprobs: Option<usize>,
         pen: Option<&Penalizer>,
     ) -> Result<Step> {
-        let ws = &self.workspaces[&t];
+        let ws = self.ws_of(t)?;
         let raw = ws.logits().view(0, &[1, self.cfg.vocab_size])?;
         let row = match pen {
             Some(p) => p.apply(self.dev.as_ref(), &raw)?,
@@ -374,11 +382,11 @@ impl Engine {
         on_token: &mut dyn FnMut(&Step) -> bool,
     ) -> Result<Vec<Step>> {
         // the decode workspace first: making it may drop other prefill sizes, never the current one
-        self.workspace(1)?;
+        self.workspace(1, 1)?;
         self.forward(&mut cache, prompt, Logits::Last, &mut |_, _, _| Ok(()))?;
         let t0 = prompt.len();
         let argmax = |e: &Engine, t: usize| -> Result<crate::Tensor> {
-            let ws = &e.workspaces[&t];
+            let ws = e.ws_of(t)?;
             let row = ws.logits().view(0, &[1, e.cfg.vocab_size])?;
             e.dev.run(&Op::Argmax, &[&row], &[ws.next()])?;
             Ok(ws.next().clone())
@@ -391,15 +399,9 @@ impl Engine {
         let mut steps = Vec::new();
         while let Some(rb) = pending.pop_front() {
             if recorded < n {
-                let ws = &self.workspaces[&1];
-                let pass = Pass {
-                    c: &self.cfg,
-                    dev,
-                    ids: &prev,
-                    which: Logits::Last,
-                    hidden: &mut |_, _, _| Ok(()),
-                };
-                arch::forward(&self.weights, ws, &mut cache, pass)?;
+                let ws = &self.workspaces[&(1, 1)];
+                let (w, c, ids) = (&self.weights, &self.cfg, &prev.view(0, &[1])?);
+                lone::forward(w, ws, &mut cache, ids, Logits::Last, c, dev, &mut |_, _, _| Ok(()))?;
                 prev = argmax(self, 1)?;
                 pending.push_back(dev.submit_readback(&prev)?);
                 recorded += 1;

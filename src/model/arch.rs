@@ -1,28 +1,15 @@
 //! The model families behind one engine: config.json's model_type picks Qwen3 (dense) or Qwen3.5
-//! (Gated DeltaNet hybrid). Weights, the per-sequence cache and the workspace are enums over the
-//! families; `forward` records the family's forward.
+//! (Gated DeltaNet hybrid). Weights are an enum over the families; their batched forwards run a
+//! serving step (serve/engine.rs) or a lone sequence (lone.rs).
 use super::config::Config;
 use super::load::Load;
-use super::{qwen3, qwen3_5, Pass, Source};
+use super::{qwen3, qwen3_5, Source};
 use crate::backend::Backend;
-use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::error::Result;
 
 pub enum Weights {
     Qwen3(qwen3::Weights),
     Qwen3_5(qwen3_5::Weights),
-}
-
-/// A sequence's state: the KV cache (Qwen3), or the hybrid cache (Qwen3.5).
-pub enum Cache {
-    Qwen3(qwen3::KvCache),
-    Qwen3_5(qwen3_5::Cache),
-}
-
-#[allow(clippy::large_enum_variant)]
-pub enum Workspace {
-    Qwen3(qwen3::Workspace),
-    Qwen3_5(qwen3_5::Workspace),
 }
 
 fn is_hybrid(c: &Config) -> bool {
@@ -57,75 +44,6 @@ impl Weights {
             Weights::Qwen3(w) => w.decode_bytes,
             Weights::Qwen3_5(w) => w.decode_bytes,
         }
-    }
-}
-
-impl Cache {
-    pub fn new(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<Cache> {
-        Ok(if is_hybrid(c) {
-            Cache::Qwen3_5(qwen3_5::Cache::new(c, dev, capacity)?)
-        } else {
-            Cache::Qwen3(qwen3::KvCache::new(c, dev, capacity)?)
-        })
-    }
-    /// Tokens seen.
-    pub fn len(&self) -> usize {
-        match self {
-            Cache::Qwen3(k) => k.len,
-            Cache::Qwen3_5(k) => k.len,
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub fn capacity(&self) -> usize {
-        match self {
-            Cache::Qwen3(k) => k.capacity,
-            Cache::Qwen3_5(k) => k.capacity,
-        }
-    }
-}
-
-impl Workspace {
-    pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
-        Ok(if is_hybrid(c) {
-            Workspace::Qwen3_5(qwen3_5::Workspace::new(c, dev, t)?)
-        } else {
-            Workspace::Qwen3(qwen3::Workspace::new(c, dev, t)?)
-        })
-    }
-    /// The token-id upload slot `[T]` (u32).
-    pub fn ids(&self) -> &Tensor {
-        match self {
-            Workspace::Qwen3(w) => &w.ids,
-            Workspace::Qwen3_5(w) => &w.ids,
-        }
-    }
-    /// Logits [T, V] (f32); with Logits::Last only the first row is written.
-    pub fn logits(&self) -> &Tensor {
-        match self {
-            Workspace::Qwen3(w) => &w.logits,
-            Workspace::Qwen3_5(w) => &w.logits,
-        }
-    }
-    /// The argmax output `[1]` (u32).
-    pub fn next(&self) -> &Tensor {
-        match self {
-            Workspace::Qwen3(w) => &w.next,
-            Workspace::Qwen3_5(w) => &w.next,
-        }
-    }
-}
-
-/// Records one forward (`Pass`) of the model family over the workspace's T tokens (see
-/// qwen3::forward, qwen3_5::forward).
-pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Result<()> {
-    match (w, ws, cache) {
-        (Weights::Qwen3(w), Workspace::Qwen3(ws), Cache::Qwen3(k)) => qwen3::forward(w, ws, k, pass),
-        (Weights::Qwen3_5(w), Workspace::Qwen3_5(ws), Cache::Qwen3_5(k)) => qwen3_5::forward(w, ws, k, pass),
-        _ => Err(Error::Other(
-            "forward: the weights, workspace and cache belong to different model families".into(),
-        )),
     }
 }
 

@@ -178,12 +178,6 @@ impl<'a> Loader<'a> {
     }
 }
 
-/// One attention layer's K and V caches, [capacity, Hkv, Dh] f32 each.
-pub(super) fn kv_pair(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<(Tensor, Tensor)> {
-    let shape = [capacity, c.num_key_value_heads, c.head_dim];
-    Ok((dev.alloc(DType::F32, &shape)?, dev.alloc(DType::F32, &shape)?))
-}
-
 /// gate_proj and up_proj with their rows interleaved into one [2F, D] tensor (not counted).
 pub fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
     let (c, dev) = (ld.c, ld.dev);

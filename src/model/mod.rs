@@ -10,6 +10,7 @@ pub mod gguf;
 pub mod gguf_config;
 pub mod gguf_tokenizer;
 mod load;
+pub mod lone;
 pub mod paged;
 pub mod qwen3;
 pub mod qwen3_5;
@@ -23,9 +24,8 @@ mod tokenizer_check;
 pub use source::Source;
 
 use crate::backend::Backend;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::tensor::Tensor;
-use config::Config;
 
 /// What a forward leaves on the device.
 pub enum Logits {
@@ -35,32 +35,10 @@ pub enum Logits {
     All,
 }
 
-/// One forward pass as every family takes it: the config, the device, the token ids `[T]` (u32: the
-/// workspace's upload slot, or the previous step's argmax output on the device), which logits to
-/// leave, and `hidden(i, dev, x)`, called after the embedding (i = 0) and after each decoder layer
-/// (i = layer + 1).
-pub struct Pass<'a> {
-    pub c: &'a Config,
-    pub dev: &'a dyn Backend,
-    pub ids: &'a Tensor,
-    pub which: Logits,
-    pub hidden: &'a mut dyn FnMut(usize, &dyn Backend, &Tensor) -> Result<()>,
-}
-
 /// RoPE tables on the device, [max_ctx, rotary_dim / 2] f32 each (`op::rope_tables_of`).
 pub struct Rope {
     pub cos: Tensor,
     pub sin: Tensor,
-}
-
-/// Refuses a forward of `t` tokens after `n_past` that would not fit the cache's `capacity`.
-fn check_room(n_past: usize, t: usize, capacity: usize) -> Result<()> {
-    if n_past + t > capacity {
-        return Err(Error::Other(format!(
-            "context full: {n_past} + {t} tokens exceed the context of {capacity}"
-        )));
-    }
-    Ok(())
 }
 
 /// The MLP after its norm: out = swiglu(h Wgate_upᵀ) Wdownᵀ, the stacked projection's (gate, up)

@@ -2,9 +2,10 @@
 //! their file dtype on the device (bf16 stays bf16, a GGUF's quant blocks stay quantized);
 //! activations and the KV cache are f32.
 use super::config::{Config, Dims};
-use super::load::{check_tensors, gate_up, kv_pair, stacked, Load, Loader};
+use super::load::{check_tensors, gate_up, stacked, Load, Loader};
+use super::lone::Hidden;
 use super::paged::{Batch, BatchWorkspace, KvPools};
-use super::{check_room, mlp, Logits, Pass, Rope, Source};
+use super::{mlp, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -41,8 +42,6 @@ pub struct Weights {
     pub final_norm: Tensor,
     pub layers: Vec<Layer>,
     pub rope: Rope,
-    /// 0, 1, 2, .. max_ctx-1 (u32): a forward at n_past reads its positions as a view at n_past.
-    pub positions: Tensor,
     /// Bytes of weights a decode step reads (every matrix once, the embedding row aside).
     pub decode_bytes: usize,
 }
@@ -84,7 +83,7 @@ impl Weights {
     /// Uploads every weight, checking names, dtypes and shapes against config.json (or the GGUF
     /// metadata) first.
     pub(super) fn load(req: Load) -> Result<Weights> {
-        let (c, src, dev) = (req.c, req.src, req.dev);
+        let (c, src) = (req.c, req.src);
         if !matches!(src, Source::Random { .. }) {
             // the last layer first: a corrupt num_hidden_layers (say 10^12) is refused by name
             // before the per-layer list below is built
@@ -161,11 +160,6 @@ impl Weights {
             }
         }
         let rope = ld.rope(&inv)?;
-        let positions = dev.alloc(DType::U32, &[ld.max_ctx])?;
-        dev.upload(
-            &positions,
-            &(0..ld.max_ctx as u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>(),
-        )?;
         let mut decode_bytes = lm_head.nbytes() + final_norm.nbytes();
         for l in &layers {
             for t in [&l.in_norm, &l.q, &l.k, &l.v, &l.o, &l.post_norm, &l.gate_up, &l.down] {
@@ -179,7 +173,6 @@ impl Weights {
             final_norm,
             layers,
             rope,
-            positions,
             decode_bytes,
         })
     }
@@ -228,165 +221,6 @@ fn random_values(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32> {
         // uniform with the normal's variance: fast to draw for ~600M values
         (0..n).map(|_| ((r.uniform() * 2.0 - 1.0) * s * 1.732) as f32).collect()
     }
-}
-
-/// Per-sequence state: the KV cache, one [max_ctx, Hkv, Dh] f32 pair per layer.
-pub struct KvCache {
-    pub k: Vec<Tensor>,
-    pub v: Vec<Tensor>,
-    pub len: usize,
-    pub capacity: usize,
-}
-
-impl KvCache {
-    pub fn new(c: &Config, dev: &dyn Backend, capacity: usize) -> Result<KvCache> {
-        let mut k = Vec::new();
-        let mut v = Vec::new();
-        for _ in 0..c.num_hidden_layers {
-            let (kl, vl) = kv_pair(c, dev, capacity)?;
-            k.push(kl);
-            v.push(vl);
-        }
-        Ok(KvCache { k, v, len: 0, capacity })
-    }
-}
-
-/// Scratch tensors for a forward over T tokens, allocated once per T and reused.
-pub struct Workspace {
-    pub t: usize,
-    pub ids: Tensor,
-    x: [Tensor; 2],
-    h: Tensor,
-    q: [Tensor; 2],
-    k: Tensor,
-    /// [T, (Hq + 2 Hkv) Dh]: the stacked q, k, v projections
-    qkv: Tensor,
-    /// [T, Hq + Hkv, Dh]: q (the fused path: [T, Hq, Dh] first), or a one-token step's q and k
-    /// heads normed and rotated
-    qk: Tensor,
-    att: Tensor,
-    o: Tensor,
-    gate_up: Tensor,
-    act: Tensor,
-    pub logits: Tensor,
-    pub next: Tensor,
-}
-
-impl Workspace {
-    pub fn new(c: &Config, dev: &dyn Backend, t: usize) -> Result<Workspace> {
-        let Dims { d, f, hq, hkv, dh, .. } = c.dims();
-        let a = |s: &[usize]| dev.alloc(DType::F32, s);
-        Ok(Workspace {
-            t,
-            ids: dev.alloc(DType::U32, &[t])?,
-            x: [a(&[t, d])?, a(&[t, d])?],
-            h: a(&[t, d])?,
-            q: [a(&[t, hq, dh])?, a(&[t, hq, dh])?],
-            k: a(&[t, hkv, dh])?,
-            qkv: a(&[t, (hq + 2 * hkv) * dh])?,
-            qk: a(&[t, hq + hkv, dh])?,
-            att: a(&[t, hq, dh])?,
-            o: a(&[t, d])?,
-            gate_up: a(&[t, 2 * f])?,
-            act: a(&[t, f])?,
-            logits: a(&[t, c.vocab_size])?,
-            next: dev.alloc(DType::U32, &[1])?,
-        })
-    }
-}
-
-/// Records one forward (`Pass`) over `ws.t` tokens at positions cache.len.., appending K/V to the
-/// cache.
-pub fn forward(w: &Weights, ws: &Workspace, cache: &mut KvCache, pass: Pass) -> Result<()> {
-    let (c, dev, ids) = (pass.c, pass.dev, pass.ids);
-    let (t, Dims { d, hq, hkv, dh, .. }) = (ws.t, c.dims());
-    let n_past = cache.len;
-    check_room(n_past, t, cache.capacity)?;
-    let norm = Op::RmsNorm {
-        eps: c.rms_norm_eps,
-        unit_offset: false,
-    };
-    let add_norm = Op::AddRmsNorm {
-        eps: c.rms_norm_eps,
-        unit_offset: false,
-    };
-    let norm_rope = Op::RmsNormRope {
-        eps: c.rms_norm_eps,
-        rotary_dim: dh,
-    };
-    // 1. x = embed[ids]                                        [T, D]
-    let pos = w.positions.view(n_past, &[t])?;
-    dev.run(&Op::Embedding, &[&w.embed, ids], &[&ws.x[0]])?;
-    (pass.hidden)(0, dev, &ws.x[0])?;
-    // The residual stream lives in x[0]; x[1] holds it between the attention and MLP halves.
-    // Each residual add is fused with the norm that follows it (add_rms_norm writes both).
-    let (x, x2) = (&ws.x[0], &ws.x[1]);
-    dev.run(&norm, &[x, &w.layers[0].in_norm], &[&ws.h])?;
-    for (li, l) in w.layers.iter().enumerate() {
-        // 2. h = rmsnorm(x) (done by the previous step); q, k, v = h Wqᵀ, h Wkᵀ, h Wvᵀ  [T, Hq*Dh], [T, Hkv*Dh]
-        let k_slot = cache.k[li].view(n_past * hkv * dh, &[t, hkv, dh])?;
-        let v_slot = cache.v[li].view(n_past * hkv * dh, &[t, hkv * dh])?;
-        let one = QkOne {
-            qkv: &ws.qkv,
-            qk: &ws.qk,
-            pos: &pos,
-            eps: c.rms_norm_eps,
-        };
-        // k and v go into the cache rows n_past.. (the cache as a pool of one-row blocks)
-        let pool = |x: &Tensor| x.reshape(&[cache.capacity, 1, hkv, dh]);
-        let pools = [&pool(&cache.k[li])?, &pool(&cache.v[li])?];
-        let q1 = match one.record(l, w, &ws.h, t, (hq, hkv, dh), pools, &pos, dev)? {
-            Some(q1) => q1,
-            None => {
-                dev.run(&Op::Linear, &[&ws.h, &l.q], &[&ws.q[0].reshape(&[t, hq * dh])?])?;
-                dev.run(&Op::Linear, &[&ws.h, &l.k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
-                // v goes straight into the cache rows n_past..n_past+T
-                dev.run(&Op::Linear, &[&ws.h, &l.v], &[&v_slot])?;
-                // 3. per-head q/k RMSNorm (Qwen3), then RoPE at positions n_past..; k lands in the
-                //    cache [T, H, Dh]
-                let (q0, k0) = (&ws.q[0], &ws.k);
-                match (&l.q_norm, &l.k_norm) {
-                    (Some(qn), Some(kn)) => {
-                        dev.run(&norm_rope, &[q0, qn, &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
-                        dev.run(&norm_rope, &[k0, kn, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
-                    }
-                    _ => {
-                        let rope = Op::Rope { rotary_dim: dh };
-                        dev.run(&rope, &[q0, &pos, &w.rope.cos, &w.rope.sin], &[&ws.q[1]])?;
-                        dev.run(&rope, &[k0, &pos, &w.rope.cos, &w.rope.sin], &[&k_slot])?;
-                    }
-                }
-                ws.q[1].clone()
-            }
-        };
-        // 4. causal GQA attention over the cache                 [T, Hq, Dh]
-        let scale = 1.0 / (dh as f32).sqrt();
-        dev.run(
-            &Op::Attention { n_past, scale },
-            &[&q1, &cache.k[li], &cache.v[li]],
-            &[&ws.att],
-        )?;
-        // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)
-        dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, &l.o], &[&ws.o])?;
-        dev.run(&add_norm, &[x, &ws.o, &l.post_norm], &[x2, &ws.h])?;
-        // 6. MLP: x = x2 + (silu(h Wgᵀ) * h Wuᵀ) Wdᵀ; h = rmsnorm(x) with the next layer's norm
-        //    (the final norm after the last layer)
-        mlp(dev, &ws.h, [&l.gate_up, &l.down], &ws.gate_up, &ws.act, &ws.o)?;
-        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
-        dev.run(&add_norm, &[x2, &ws.o, next_norm], &[x, &ws.h])?;
-        (pass.hidden)(li + 1, dev, x)?;
-    }
-    cache.len += t;
-    // 7. the LM head (tied: the embedding matrix) on h = final_norm(x)
-    match pass.which {
-        Logits::Last => {
-            let last = ws.h.view((t - 1) * d, &[1, d])?;
-            let out = ws.logits.view(0, &[1, c.vocab_size])?;
-            dev.run(&Op::Linear, &[&last, &w.lm_head], &[&out])?;
-        }
-        Logits::All => dev.run(&Op::Linear, &[&ws.h, &w.lm_head], &[&ws.logits])?,
-    }
-    Ok(())
 }
 
 /// q, k and v through a layer's stacked weights: one linear for the three projections (into `qkv`),
@@ -469,6 +303,7 @@ pub fn forward_paged(
     b: &Batch,
     c: &Config,
     dev: &dyn Backend,
+    hidden: Hidden,
 ) -> Result<()> {
     let (t, Dims { d, f, hq, hkv, dh, v }) = (b.t, c.dims());
     let rows = |x: &Tensor, shape: &[usize]| x.view(0, shape);
@@ -501,6 +336,7 @@ pub fn forward_paged(
     let pos = &b.positions;
     // 1. x = embed[ids]; h = rmsnorm(x)
     dev.run(&Op::Embedding, &[&w.embed, &b.ids], &[&x])?;
+    hidden(0, dev, &x)?;
     dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
     for (li, l) in w.layers.iter().enumerate() {
         // 2. q, k, v projections of every token
@@ -546,6 +382,7 @@ pub fn forward_paged(
         mlp(dev, &h, [&l.gate_up, &l.down], &gu, &act, &o)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[&x2, &o, next_norm], &[&x, &h])?;
+        hidden(li + 1, dev, &x)?;
     }
     // 7. the sampled rows of h (an embedding lookup with h as the table), then the LM head
     if b.r == 0 {

@@ -481,7 +481,9 @@ impl ServeEngine {
         }
         let c = &self.engine.cfg;
         match (&self.engine.weights, &self.family) {
-            (Weights::Qwen3(w), Family::Dense(ws)) => qwen3::forward_paged(w, ws, &self.pools, &batch, c, dev)?,
+            (Weights::Qwen3(w), Family::Dense(ws)) => {
+                qwen3::forward_paged(w, ws, &self.pools, &batch, c, dev, &mut |_, _, _| Ok(()))?
+            }
             (Weights::Qwen3_5(w), Family::Hybrid { ws, state, state_seqs }) => {
                 // per sequence: its rows, its state slot, and whether its chunk starts it afresh
                 let words: Vec<u32> = plan
@@ -492,7 +494,7 @@ impl ServeEngine {
                     .collect();
                 let sv = state_seqs.view(0, &[s, crate::op::STATE_SEQ_FIELDS])?;
                 dev.upload(&sv, &u32s(&words))?;
-                hybrid::forward_paged(w, ws, &self.pools, state, &batch, &sv, c, dev)?
+                hybrid::forward_paged(w, ws, &self.pools, state, &batch, &sv, c, dev, &mut |_, _, _| Ok(()))?
             }
             _ => unreachable!("the family's buffers follow its weights"),
         }

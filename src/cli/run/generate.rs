@@ -1,8 +1,8 @@
 //! `wgllm run`'s generation: the prompt as one request on the serving engine (paged KV sized for
 //! this request alone), its tokens streamed as they come. Sampling the serving engine has no knob
 //! for yet (repetition / presence / frequency penalties, min-p, more alternatives than
-//! `Op::Sample` returns) runs on the single-sequence engine instead, so every flag keeps its
-//! meaning.
+//! `Op::Sample` returns) runs through `Engine::generate` instead (one sequence as a batch of one
+//! over its own paged pool, model/lone.rs), so every flag keeps its meaning.
 use super::super::sampling_args::SamplingArgs;
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -11,10 +11,7 @@ use crate::engine::{Engine, Step};
 use crate::error::Result;
 use crate::model::stream::StreamDecoder;
 use crate::model::tokenizer::Tokenizer;
-use crate::serve::{
-    FinishReason, KvGeometry, KvMemory, Request, RequestId, SamplingParams, ServeEngine, ServeOptions,
-    DEFAULT_BLOCK_SIZE,
-};
+use crate::serve::{FinishReason, KvGeometry, KvMemory, Request, RequestId, SamplingParams, ServeEngine, ServeOptions};
 use std::time::Instant;
 
 /// The text as it streams: each token's piece printed (unless the output is one JSON object) and
@@ -79,15 +76,14 @@ pub fn generate(
 }
 
 /// The serving engine's options for one request of `tokens` positions (prompt + n): one sequence,
-/// a pool that holds exactly its blocks (and one spare), KV in f32 as the single-sequence engine
-/// keeps it, the single-stream kernels (tests/serve.rs `as_run`: the oracle's near-tie rule on
+/// a pool that holds exactly its blocks (and one spare), KV in f32 as a lone sequence keeps it
+/// (model/lone.rs), the single-stream kernels (tests/serve.rs `as_run`: the oracle's near-tie rule on
 /// every golden model). No prefix cache: nothing could share it.
 ///
-/// The block size divides the context: the hybrid family's paged attention refuses block tables
-/// that reach past the RoPE table (sized to the context), so `--ctx 40` with blocks of 16 would
-/// fail. A block's size does not change a token (tests/serve.rs: preempted, blocks of 4).
+/// The block size is a lone sequence's (`lone::block_for`: it divides the context). A block's size
+/// does not change a token (tests/serve.rs: preempted, blocks of 4).
 fn one_request(e: &Engine, tokens: usize) -> Result<ServeOptions> {
-    let block = 1 << e.max_ctx.trailing_zeros().min(DEFAULT_BLOCK_SIZE.trailing_zeros());
+    let block = crate::model::lone::block_for(e.max_ctx);
     let geo = KvGeometry::from_config(&e.cfg, DType::F32, block)?;
     let blocks = tokens.div_ceil(block) + 1;
     Ok(ServeOptions {
@@ -159,7 +155,7 @@ fn on_engine(
     ignore_eos: bool,
     out: &mut Streamer,
 ) -> Result<Generated> {
-    log::info!("penalties, min-p or many alternatives: generating on the single-sequence engine");
+    log::info!("penalties, min-p or many alternatives: generating through Engine::generate");
     let mut sampler = Sampler::new(sampling.sampling());
     // on_token cannot return an error: it is kept and returned once generate is done
     let mut failed = None;

@@ -6,14 +6,12 @@
 //! cache. Weights stay in their file dtype on the device; activations, caches and states are f32.
 //! The math is tools/oracle/gdn_reference.py's (transformers 5.24, modeling_qwen3_5.py).
 pub mod paged;
-mod state;
 
 pub use paged::{forward_paged, full_layer_pool, kv_pools, HybridState, HybridWorkspace};
-pub use state::{Cache, LayerCache, Workspace};
 
 use super::config::{Config, Dims, HybridConfig, LayerType};
 use super::load::{check_tensors, gate_up, stacked, Load, Loader};
-use super::{check_room, Logits, Pass, Rope, Source};
+use super::{Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -340,151 +338,14 @@ fn random_values(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32> {
     }
 }
 
-/// Records one forward (`Pass`) over `ws.t` tokens at positions cache.len..: appends to the KV
-/// caches, advances the conv and recurrent states.
-pub fn forward(w: &Weights, ws: &Workspace, cache: &mut Cache, pass: Pass) -> Result<()> {
-    let (c, dev, ids) = (pass.c, pass.dev, pass.ids);
+/// Rows of the largest stacked mixer projection: linear attention's in_proj (conv dims, z, b, a)
+/// or full attention's q (with its gate), k and v.
+pub(super) fn stacked_rows(c: &Config) -> Result<usize> {
     let hc = hybrid(c)?;
-    let (t, Dims { d, hq, hkv, dh, .. }) = (ws.t, c.dims());
-    let (nv, dv) = (hc.linear_num_value_heads, hc.linear_value_head_dim);
-    let n_past = cache.len;
-    check_room(n_past, t, cache.capacity)?;
-    // every norm of the decoder is x̂ (1 + w); the linear attention's output norm is gated
-    let norm = Op::RmsNorm {
-        eps: c.rms_norm_eps,
-        unit_offset: true,
-    };
-    let add_norm = Op::AddRmsNorm {
-        eps: c.rms_norm_eps,
-        unit_offset: true,
-    };
-    let (cur, next) = (cache.cur, 1 - cache.cur);
-    // 1. x = embed[ids]                                                       [T, D]
-    match w.embed.as_slice() {
-        [(0, table)] => dev.run(&Op::Embedding, &[table, ids], &[&ws.x[0]])?,
-        shards => {
-            for (first, table) in shards {
-                dev.run(&Op::EmbeddingShard { first: *first }, &[table, ids], &[&ws.x[0]])?;
-            }
-        }
-    }
-    (pass.hidden)(0, dev, &ws.x[0])?;
-    let (x, x2) = (&ws.x[0], &ws.x[1]);
-    // 2. h = rmsnorm(x); each layer's later norms are fused with the residual add before them
-    dev.run(&norm, &[x, &w.layers[0].in_norm], &[&ws.h])?;
-    for (li, (l, lc)) in w.layers.iter().zip(&cache.layers).enumerate() {
-        match (&l.mixer, lc) {
-            (
-                Mixer::Linear {
-                    qkv,
-                    z,
-                    b,
-                    a,
-                    conv,
-                    a_log,
-                    dt_bias,
-                    norm: gnorm,
-                    out,
-                },
-                LayerCache::Linear { conv: cs, rec },
-            ) => {
-                // 3. qkv, z, b, a = h Wᵀ                                          [T, conv_dim], [T, nv*dv], [T, nv]
-                let shapes: [&[usize]; 4] = [&[1, hc.conv_dim()], &[1, nv, dv], &[1, nv], &[1, nv]];
-                let (qkv_in, z_in, b_in, a_in) = match stacked_one(l, &ws.h, &ws.one, t, &shapes, dev)? {
-                    Some(v) => (v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()),
-                    None => {
-                        dev.run(&Op::Linear, &[&ws.h, qkv], &[&ws.qkv])?;
-                        dev.run(&Op::Linear, &[&ws.h, z], &[&ws.z.reshape(&[t, nv * dv])?])?;
-                        dev.run(&Op::Linear, &[&ws.h, b], &[&ws.b])?;
-                        dev.run(&Op::Linear, &[&ws.h, a], &[&ws.a])?;
-                        (ws.qkv.clone(), ws.z.clone(), ws.b.clone(), ws.a.clone())
-                    }
-                };
-                // 4. causal conv1d + SiLU over [conv state | qkv]; the state moves to the other buffer
-                let conv_op = if t == 1 {
-                    Op::CausalConv1dUpdate
-                } else {
-                    Op::CausalConv1d
-                };
-                dev.run(&conv_op, &[&qkv_in, conv, &cs[cur]], &[&ws.conv, &cs[next]])?;
-                // 5. gated delta rule: recurrent step (decode) or chunked (prefill)   [T, nv, dv]
-                let rule = if t == 1 { Op::GdnRecurrent } else { Op::GdnChunked };
-                dev.run(
-                    &rule,
-                    &[&ws.conv, &b_in, &a_in, a_log, dt_bias, &rec[cur]],
-                    &[&ws.core, &rec[next]],
-                )?;
-                // 6. gated RMSNorm per value head, then out_proj                    [T, D]
-                dev.run(
-                    &Op::RmsNormGated { eps: c.rms_norm_eps },
-                    &[&ws.core, &z_in, gnorm],
-                    &[&ws.normed],
-                )?;
-                dev.run(&Op::Linear, &[&ws.normed.reshape(&[t, nv * dv])?, out], &[&ws.mix])?;
-            }
-            (
-                Mixer::Full {
-                    q,
-                    k,
-                    v,
-                    o,
-                    q_norm,
-                    k_norm,
-                },
-                LayerCache::Full { k: kc, v: vc },
-            ) => {
-                // 3. qg (query | gate per head), k, v = h Wᵀ                      [T, Hq, 2Dh], [T, Hkv, Dh]
-                let shapes: [&[usize]; 3] = [&[1, hq, 2 * dh], &[1, hkv, dh], &[1, hkv, dh]];
-                let (qg, k_in, v_in) = match stacked_one(l, &ws.h, &ws.one, t, &shapes, dev)? {
-                    Some(v) => (v[0].clone(), v[1].clone(), v[2].clone()),
-                    None => {
-                        dev.run(&Op::Linear, &[&ws.h, q], &[&ws.qg.reshape(&[t, hq * 2 * dh])?])?;
-                        dev.run(&Op::Linear, &[&ws.h, k], &[&ws.k.reshape(&[t, hkv * dh])?])?;
-                        dev.run(&Op::Linear, &[&ws.h, v], &[&ws.v.reshape(&[t, hkv * dh])?])?;
-                        (ws.qg.clone(), ws.k.clone(), ws.v.clone())
-                    }
-                };
-                // 4. q/k norm, partial RoPE, k/v into the cache, attention, * sigmoid(gate): one op
-                let op = Op::GatedAttention {
-                    n_past,
-                    scale: 1.0 / (dh as f32).sqrt(),
-                    eps: c.rms_norm_eps,
-                    rotary_dim: hc.rotary_dim,
-                };
-                dev.run(
-                    &op,
-                    &[&qg, &k_in, &v_in, q_norm, k_norm, &w.rope.cos, &w.rope.sin],
-                    &[&ws.att, kc, vc],
-                )?;
-                // 5. o_proj                                                         [T, D]
-                dev.run(&Op::Linear, &[&ws.att.reshape(&[t, hq * dh])?, o], &[&ws.mix])?;
-            }
-            _ => {
-                return Err(Error::Other(format!(
-                    "layer {li}: the cache does not match the layer type"
-                )))
-            }
-        }
-        // 7. x2 = x + mixer, h = rmsnorm(x2); x = x2 + down(silu(gate(h)) * up(h)), h = the next
-        //    layer's (or the final) norm of x
-        dev.run(&add_norm, &[x, &ws.mix, &l.post_norm], &[x2, &ws.h])?;
-        super::mlp(dev, &ws.h, [&l.gate_up, &l.down], &ws.gate_up, &ws.act, &ws.mix)?;
-        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
-        dev.run(&add_norm, &[x2, &ws.mix, next_norm], &[x, &ws.h])?;
-        (pass.hidden)(li + 1, dev, x)?;
-    }
-    cache.cur = next;
-    cache.len += t;
-    // 8. the LM head (tied: the embedding matrix) on h = final_norm(x)
-    match pass.which {
-        Logits::Last => lm_head(
-            w,
-            dev,
-            &ws.h.view((t - 1) * d, &[1, d])?,
-            &ws.logits.view(0, &[1, c.vocab_size])?,
-        ),
-        Logits::All => lm_head(w, dev, &ws.h, &ws.logits),
-    }
+    let Dims { hq, hkv, dh, .. } = c.dims();
+    let nv = hc.linear_num_value_heads;
+    let linear = hc.conv_dim() + nv * hc.linear_value_head_dim + 2 * nv;
+    Ok(linear.max(hq * 2 * dh + 2 * hkv * dh))
 }
 
 /// A one-token step's mixer inputs through the layer's stacked projection: one linear into

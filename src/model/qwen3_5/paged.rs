@@ -19,6 +19,7 @@ use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::config::{Config, Dims, LayerType};
+use crate::model::lone::Hidden;
 use crate::model::paged::{Batch, KvPools};
 use crate::op::Op;
 use crate::tensor::Tensor;
@@ -130,7 +131,7 @@ impl HybridWorkspace {
             gate_up: a(&[t_max, 2 * f])?,
             act: a(&[t_max, f])?,
             hs: a(&[r_max, d])?,
-            one: a(&[1, super::state::stacked_rows(c)?])?,
+            one: a(&[1, super::stacked_rows(c)?])?,
             logits: a(&[r_max, v])?,
             next: dev.alloc(DType::U32, &[r_max])?,
         })
@@ -151,6 +152,7 @@ pub fn forward_paged(
     state_seqs: &Tensor,
     c: &Config,
     dev: &dyn Backend,
+    hidden: Hidden,
 ) -> Result<()> {
     let hc = hybrid(c)?;
     let (t, Dims { d, f, hq, hkv, dh, v }) = (b.t, c.dims());
@@ -199,6 +201,7 @@ pub fn forward_paged(
             }
         }
     }
+    hidden(0, dev, &x)?;
     // 2. h = rmsnorm(x); each layer's later norms are fused with the residual add before them
     dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
     let mut linear = 0;
@@ -302,6 +305,7 @@ pub fn forward_paged(
         crate::model::mlp(dev, &h, [&l.gate_up, &l.down], &gate_up, &act, &mix)?;
         let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
         dev.run(&add_norm, &[&x2, &mix, next_norm], &[&x, &h])?;
+        hidden(li + 1, dev, &x)?;
     }
     // 8. the sampled rows of h = final_norm(x) (an embedding lookup with h as the table), the LM
     //    head (tied: the embedding matrix); a step of prefill chunks only samples no row
