@@ -139,6 +139,7 @@ impl Workspace {
 /// Records a forward of `ws.t` tokens (ids in `ids`, [T] u32: the upload slot, or the previous
 /// step's argmax on the device) at positions cache.len.., K/V into the cache's pools, and the
 /// logits `which` asks into `ws.logits()`.
+#[allow(clippy::too_many_arguments)]
 pub fn forward(
     w: &Weights,
     ws: &Workspace,
