@@ -31,13 +31,48 @@ fn paged_attention_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     }
     let np = (kv_len + PK - 1u) / PK;
     let rec = th * p.np * RS;
+    // Four partitions' loads issued before their values are used (a loop of one load a trip
+    // waits on each), the sums still in partition order.
     var mx = ld_sc(rec + p.dh);
-    for (var i = 1u; i < np; i++) {
+    var i = 1u;
+    for (; i + 4u <= np; i += 4u) {
+        let r = rec + i * RS + p.dh;
+        let m0 = ld_sc(r);
+        let m1 = ld_sc(r + RS);
+        let m2 = ld_sc(r + 2u * RS);
+        let m3 = ld_sc(r + 3u * RS);
+        mx = max(max(max(max(mx, m0), m1), m2), m3);
+    }
+    for (; i < np; i++) {
         mx = max(mx, ld_sc(rec + i * RS + p.dh));
     }
     var o = vec4<f32>(0.0);
     var l = 0.0;
-    for (var i = 0u; i < np; i++) {
+    i = 0u;
+    for (; i + 4u <= np; i += 4u) {
+        let r = rec + i * RS;
+        let o0 = ld4_sc(r + c4 * 4u);
+        let o1 = ld4_sc(r + RS + c4 * 4u);
+        let o2 = ld4_sc(r + 2u * RS + c4 * 4u);
+        let o3 = ld4_sc(r + 3u * RS + c4 * 4u);
+        let ml0 = vec2<f32>(ld_sc(r + p.dh), ld_sc(r + p.dh + 1u));
+        let ml1 = vec2<f32>(ld_sc(r + RS + p.dh), ld_sc(r + RS + p.dh + 1u));
+        let ml2 = vec2<f32>(ld_sc(r + 2u * RS + p.dh), ld_sc(r + 2u * RS + p.dh + 1u));
+        let ml3 = vec2<f32>(ld_sc(r + 3u * RS + p.dh), ld_sc(r + 3u * RS + p.dh + 1u));
+        let w0 = exp(ml0.x - mx);
+        o += o0 * w0;
+        l += ml0.y * w0;
+        let w1 = exp(ml1.x - mx);
+        o += o1 * w1;
+        l += ml1.y * w1;
+        let w2 = exp(ml2.x - mx);
+        o += o2 * w2;
+        l += ml2.y * w2;
+        let w3 = exp(ml3.x - mx);
+        o += o3 * w3;
+        l += ml3.y * w3;
+    }
+    for (; i < np; i++) {
         let r = rec + i * RS;
         let w = exp(ld_sc(r + p.dh) - mx);
         o += ld4_sc(r + c4 * 4u) * w;
