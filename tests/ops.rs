@@ -125,6 +125,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
 ///       for them).
+///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
+///       .wgsl patched to start the key norm's tree at a quarter of the workgroup: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -191,6 +193,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "let fresh = ld_seqs(sq * 4u + 3u) != 0u;",
         "let fresh = ld_seqs(sq * 4u + 3u) == 2u;",
     ));
+    let key_norm = Arc::new(Patched::new(
+        "key_norm_partials_halved",
+        "paged_gated_attention_kv.wgsl",
+        "for (var w = WG / 2u; w > 0u; w >>= 1u) {",
+        "for (var w = WG / 4u; w > 0u; w >>= 1u) {",
+    ));
     let draw = Arc::new(Patched::new(
         "sample_top_k_ignored",
         "sample.wgsl",
@@ -248,6 +256,10 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                         !lone && seqs.iter().any(|&(q, _)| q > 1),
                     ),
                 ];
+                if !plain {
+                    // the new keys' norm summed from half the threads' partials: every key wrong
+                    bites.push((Tooth::Patched(key_norm.clone()), true));
+                }
                 if plain {
                     // paged_attention's key partitions are 64 keys: longer rows are combined
                     let long = seqs.iter().any(|&(_, kv)| kv > 64);

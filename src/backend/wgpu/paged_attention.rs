@@ -15,7 +15,7 @@
 //!   allows, the rows beyond going in further dispatch pairs.
 //! paged_gated_attention: paged_decode_attend.wgsl + attention_decode_loop.wgsl (decode_attend,
 //! one workgroup per (query row, query head)), two dispatches: paged_gated_attention_kv.wgsl (new
-//! k / v into the pools) then paged_gated_attention.wgsl.
+//! k / v into the pools, a workgroup per token and kv head) then paged_gated_attention.wgsl.
 //! Every query row is its own workgroups, decode and prefill alike, and its key partitions are
 //! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
 //! prefill tile that shares key reads between rows under the same per-row order is the speed
@@ -31,7 +31,7 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-/// Workgroup size of the gated op's k / v dispatch (one thread per token and kv head).
+/// Workgroup size of the gated op's k / v dispatch (one workgroup per token and kv head).
 const KV_WG: u32 = 64;
 /// Storage buffers the gated op's dispatches bind (each of the two).
 const GATED_BINDINGS: usize = 9;
@@ -251,14 +251,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let mut kv_consts = consts.clone();
     kv_consts.push(("WG", format!("{KV_WG}u")));
     let kv_tensors = [i[1], i[2], i[4], i[5], i[6], i[7], i[8], o[1], o[2]];
-    b.dispatch(
-        &key,
-        &body,
-        &kv_consts,
-        params,
-        &kv_tensors,
-        grid(((t * hkv) as u32).div_ceil(KV_WG)),
-    )?;
+    b.dispatch(&key, &body, &kv_consts, params, &kv_tensors, grid((t * hkv) as u32))?;
     // 2. attention over the pools as stored, gated
     let bindings: Vec<Binding> = vec![
         read("qg", i[0].dtype),
