@@ -6,8 +6,10 @@
 //   3. o[m][j] = exp(G_m) qs[m][j] + sum_{n <= m} QKD[m][n] v_new[n][j]
 //   4. S = exp(G_last) S + sum_m (rk_m k_m) exp(G_last - G_m) v_new[m]ᵀ,  G_last = G[C - 1]
 //      (padded tokens have g = 0, so G[C - 1] is the cumulative gate of the chunk's last token)
-// Bindings: qkv, pre (f32), state (f32) (read), o, state_out (f32) (write).
-// Constants: C, NT, TJ, DK.
+// Bindings: qkv, pre (f32), state (f32) (read), o, state_out (f32) (write); or, as gdn_batch's
+// lone prefill, qkv, pre, seqs (read), o, state (the slot pool, in-out). The head before this file
+// (gdn.rs `Scan`) says where the state comes from and goes: scan_seq_ok, scan_state_in,
+// scan_state_out. Constants: C, NT, TJ, DK.
 
 struct Params {
     offs: array<vec4<u32>, 2>,
@@ -41,7 +43,7 @@ var<workgroup> rqv: array<f32, C>;
 fn gdn_chunk_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) tid: u32) {
     let idx = group_index(wid, nwg);
-    if (idx >= p.nv * p.ntiles) {
+    if (idx >= p.nv * p.ntiles || !scan_seq_ok()) {
         return;
     }
     let h = idx / p.ntiles;
@@ -56,7 +58,7 @@ fn gdn_chunk_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         let jj = jt * TJ + e % TJ;
         var sv = 0.0;
         if (jj < p.dv) {
-            sv = ld_state(sbase + (e / TJ) * p.dv + jj);
+            sv = scan_state_in(sbase + (e / TJ) * p.dv + jj);
         }
         s_s[e] = sv;
     }
@@ -148,7 +150,7 @@ fn gdn_chunk_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     for (var e = tid; e < DK * TJ; e += NT) {
         let jj = jt * TJ + e % TJ;
         if (jj < p.dv) {
-            st_state_out(sbase + (e / TJ) * p.dv + jj, s_s[e]);
+            scan_state_out(sbase + (e / TJ) * p.dv + jj, s_s[e]);
         }
     }
 }

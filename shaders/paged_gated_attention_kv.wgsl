@@ -3,8 +3,9 @@
 // rounded to the pool's dtype by the store (st_kp / st_vp). One workgroup of WG threads per
 // (token, kv head), the dims strided over the threads: the mean square is their strided partials
 // summed by a tree of fixed shape, so a token's key does not depend on the batch either (one
-// thread walking the dims serialized some 700 dependent loads a token: 78 us at decode). Runs
-// before the attention dispatch (paged_gated_attention.wgsl), which reads the pools as stored.
+// thread walking the dims serialized all of a token's loads: the slowest dispatch of a decode
+// step). Runs before the attention dispatch (paged_gated_attention.wgsl), which reads the pools
+// as stored.
 // Bindings: k, v, kn, cos, sin, bt, seqs (read), kp, vp (write; in-out). Constant: WG (a power
 // of two).
 

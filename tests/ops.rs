@@ -120,7 +120,10 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       repetition penalty is on red, the one-row case (its row all off) green.
 ///   teeth::fresh_state_read::{causal_conv1d_batch,gdn_batch}[..]   the batch kernels patched to
 ///       read a fresh sequence's slot instead of starting from zero: every case with a fresh
-///       sequence red (its slot holds NaN), the others green.
+///       sequence red (its slot holds NaN), the others green. A lone gdn_batch prefill (one
+///       sequence over one slot) runs wgpu's chunk kernels: lone_fresh_state_read patches
+///       gdn_chunk_slot.wgsl so, and chunk_boundary_off_by_one turns its cases of 64 tokens or
+///       more red.
 ///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
@@ -199,6 +202,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "for (var w = WG / 2u; w > 0u; w >>= 1u) {",
         "for (var w = WG / 4u; w > 0u; w >>= 1u) {",
     ));
+    let slot_fresh = Arc::new(Patched::new(
+        "lone_fresh_state_read",
+        "gdn_chunk_slot.wgsl",
+        "if (ld_seqs(3u) != 0u) {",
+        "if (ld_seqs(3u) == 2u) {",
+    ));
     let draw = Arc::new(Patched::new(
         "sample_top_k_ignored",
         "sample.wgsl",
@@ -269,7 +278,17 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 bites
             }
             Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
-            Op::GdnBatch => vec![(Tooth::Patched(gdn_fresh.clone()), any_fresh(&case, 5))],
+            Op::GdnBatch => {
+                // one sequence of several tokens over a pool of one slot: wgpu's lone prefill
+                // (invariance off, the parity runner's default) on the chunk kernels instead
+                let t = case.inputs[0].desc.shape[0];
+                let lone = case.inputs[5].desc.shape[0] == 1 && case.outputs[1].shape[0] == 1 && t > 1;
+                vec![
+                    (Tooth::Patched(gdn_fresh.clone()), !lone && any_fresh(&case, 5)),
+                    (Tooth::Patched(slot_fresh.clone()), lone && any_fresh(&case, 5)),
+                    (Tooth::Patched(chunk.clone()), lone && t >= wgllm::op::GDN_CHUNK),
+                ]
+            }
             _ => continue,
         };
         let case = Arc::new(case);

@@ -7,6 +7,8 @@
 //!   gdn_chunk_prep.wgsl   gdn_chunked pass 1: per (chunk, value head), the state-free intra-chunk
 //!                         matrices (Tinv = (I + A)^-1, QKD, cumulative gates) into a scratch buffer
 //!   gdn_chunk_scan.wgsl   gdn_chunked pass 2: per (value head, column tile), the chunks in order
+//!   gdn_chunk_slot.wgsl   the scan's head for gdn_batch's lone prefill (`lone_chunked`): the
+//!                         state is the pool's one slot, in place
 //! Key head dim DK is a compile-time constant (in the variant). Everything runs on the device: there
 //! is no host path.
 use super::kernel::{grid, read, write, KernelKey};
@@ -187,66 +189,30 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
                 nv * ntiles,
             )
         }
-        Op::GdnChunked => {
-            let nchunks = t.div_ceil(GDN_CHUNK);
-            p.n = nchunks as u32;
-            let pre = b.scratch("gdn_chunk_prep", DType::F32, nchunks * nv * PB)?;
-            bindings.push(write("pre", DType::F32));
-            let key = KernelKey {
-                entry: "gdn_chunk_prep",
-                bindings,
-                variant: String::new(),
-            };
-            let consts = [
-                ("C", format!("{GDN_CHUNK}u")),
-                ("NT", format!("{NT}u")),
-                ("DS", format!("{DS}u")),
-            ];
-            let tensors = [i[0], i[1], i[2], i[3], i[4], &pre];
-            launch(
-                b,
-                &key,
-                b.source("gdn_chunk_prep.wgsl"),
-                &consts,
-                bytemuck::bytes_of(&p),
-                &tensors,
-                nchunks * nv,
-            )?;
-
-            let ntiles = dv.div_ceil(TJ_SCAN);
-            let sp = ScanParams {
-                base: p,
-                ntiles: ntiles as u32,
-                pad: [0; 3],
-            };
-            let key = KernelKey {
-                entry: "gdn_chunk_scan",
-                bindings: vec![
-                    read("qkv", dt(0)),
-                    read("pre", DType::F32),
-                    read("state", DType::F32),
-                    write("o", o[0].dtype),
-                    write("state_out", DType::F32),
-                ],
-                variant: format!("dk{dk}"),
-            };
-            let consts = [
-                ("C", format!("{GDN_CHUNK}u")),
-                ("NT", format!("{NT}u")),
-                ("TJ", format!("{TJ_SCAN}u")),
-                ("DK", format!("{dk}u")),
-            ];
-            let tensors = [i[0], &pre, i[5], o[0], o[1]];
-            launch(
-                b,
-                &key,
-                b.source("gdn_chunk_scan.wgsl"),
-                &consts,
-                bytemuck::bytes_of(&sp),
-                &tensors,
-                nv * ntiles,
-            )
-        }
+        Op::GdnChunked => chunked(
+            b,
+            p,
+            dk,
+            bindings,
+            [i[0], i[1], i[2], i[3], i[4]],
+            Scan::Tensors {
+                state: i[5],
+                o: o[0],
+                state_out: o[1],
+            },
+        ),
+        Op::GdnBatch if lone_chunked(b, i, o, t, dk) => chunked(
+            b,
+            p,
+            dk,
+            bindings,
+            [i[0], i[1], i[2], i[3], i[4]],
+            Scan::Slot {
+                seqs: i[5],
+                o: o[0],
+                pool: o[1],
+            },
+        ),
         Op::GdnBatch => {
             let ntiles = dv.div_ceil(TJ_REC);
             p.n = ntiles as u32;
@@ -287,6 +253,118 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         _ => unreachable!("gdn::record got {}", op.name()),
     }
 }
+
+/// Where gdn_chunk_scan keeps the state: gdn_chunked's state in and state out, or the one slot of
+/// gdn_batch's pool, in place, for the lone sequence that `seqs` describes (gdn_chunk_slot.wgsl).
+enum Scan<'a> {
+    Tensors {
+        state: &'a Tensor,
+        o: &'a Tensor,
+        state_out: &'a Tensor,
+    },
+    Slot {
+        seqs: &'a Tensor,
+        o: &'a Tensor,
+        pool: &'a Tensor,
+    },
+}
+
+/// gdn_batch on the chunked form: a lone sequence's prefill chunk (batch invariance off, one
+/// sequence over a pool of one slot, more than one token), where the device holds the chunk
+/// kernels' memory. Its bits then depend on how the prompt is chunked, which is what invariance
+/// off allows; every other batch keeps the recurrent form, whose rows do not.
+fn lone_chunked(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor], t: usize, dk: usize) -> bool {
+    let smem = b.caps.max_workgroup_storage as usize;
+    let nv = o[1].shape[1];
+    b.invariance() == crate::backend::BatchInvariance::Off
+        && i[5].shape[0] == 1
+        && o[1].shape[0] == 1
+        && t > 1
+        && prep_smem() <= smem
+        && scan_smem(dk) <= smem
+        && (t.div_ceil(GDN_CHUNK) * nv * PB * 4) as u64 <= b.caps.max_binding
+}
+
+/// gdn_chunked's two passes (gdn_chunk_prep, gdn_chunk_scan) over `inputs` (qkv, b, a, a_log,
+/// dt_bias; `bindings` theirs), the state where `scan` keeps it.
+fn chunked(
+    b: &WgpuBackend,
+    mut p: Params,
+    dk: usize,
+    mut bindings: Vec<super::kernel::Binding>,
+    inputs: [&Tensor; 5],
+    scan: Scan,
+) -> Result<()> {
+    let (t, nv, dv) = (p.t as usize, p.nv as usize, p.dv as usize);
+    let nchunks = t.div_ceil(GDN_CHUNK);
+    p.n = nchunks as u32;
+    let pre = b.scratch("gdn_chunk_prep", DType::F32, nchunks * nv * PB)?;
+    bindings.push(write("pre", DType::F32));
+    let key = KernelKey {
+        entry: "gdn_chunk_prep",
+        bindings,
+        variant: String::new(),
+    };
+    let consts = [
+        ("C", format!("{GDN_CHUNK}u")),
+        ("NT", format!("{NT}u")),
+        ("DS", format!("{DS}u")),
+    ];
+    let [qkv, bt, at, a_log, dt_bias] = inputs;
+    let tensors = [qkv, bt, at, a_log, dt_bias, &pre];
+    let src = b.source("gdn_chunk_prep.wgsl");
+    launch(b, &key, src, &consts, bytemuck::bytes_of(&p), &tensors, nchunks * nv)?;
+
+    let ntiles = dv.div_ceil(TJ_SCAN);
+    let sp = ScanParams {
+        base: p,
+        ntiles: ntiles as u32,
+        pad: [0; 3],
+    };
+    let (head, bindings, tensors) = match scan {
+        Scan::Tensors { state, o, state_out } => (
+            SCAN_TENSORS.to_string(),
+            vec![
+                read("qkv", qkv.dtype),
+                read("pre", DType::F32),
+                read("state", DType::F32),
+                write("o", o.dtype),
+                write("state_out", DType::F32),
+            ],
+            [qkv, &pre, state, o, state_out],
+        ),
+        Scan::Slot { seqs, o, pool } => (
+            b.source("gdn_chunk_slot.wgsl").to_string(),
+            vec![
+                read("qkv", qkv.dtype),
+                read("pre", DType::F32),
+                read("seqs", DType::U32),
+                write("o", o.dtype),
+                write("state", DType::F32),
+            ],
+            [qkv, &pre, seqs, o, pool],
+        ),
+    };
+    let key = KernelKey {
+        entry: "gdn_chunk_scan",
+        bindings,
+        variant: format!("dk{dk}"),
+    };
+    let consts = [
+        ("C", format!("{GDN_CHUNK}u")),
+        ("NT", format!("{NT}u")),
+        ("TJ", format!("{TJ_SCAN}u")),
+        ("DK", format!("{dk}u")),
+    ];
+    let src = format!("{head}\n{}", b.source("gdn_chunk_scan.wgsl"));
+    launch(b, &key, &src, &consts, bytemuck::bytes_of(&sp), &tensors, nv * ntiles)
+}
+
+/// gdn_chunked's scan state: the op's state in and state out.
+const SCAN_TENSORS: &str = "fn scan_seq_ok() -> bool { return true; }
+fn scan_state_in(i: u32) -> f32 { return ld_state(i); }
+fn scan_state_out(i: u32, v: f32) { st_state_out(i, v); }
+";
 
 /// A recurrent entry (`file`) after the body they share.
 fn recurrent_src(b: &WgpuBackend, file: &str) -> String {

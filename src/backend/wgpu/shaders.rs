@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 72] = [
+pub const FILES: [(&str, &str); 73] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -65,6 +65,10 @@ pub const FILES: [(&str, &str); 72] = [
     (
         "gdn_chunk_scan.wgsl",
         include_str!("../../../shaders/gdn_chunk_scan.wgsl"),
+    ),
+    (
+        "gdn_chunk_slot.wgsl",
+        include_str!("../../../shaders/gdn_chunk_slot.wgsl"),
     ),
     (
         "gdn_recurrent.wgsl",

@@ -80,7 +80,7 @@ impl StateLayout {
 }
 
 /// The batches: one decode, one fresh token, ragged decodes mixing fresh and continued, prefill
-/// chunks at and across 64, a mix of chunks and decodes, many decodes.
+/// chunks at and across 64, a mix of chunks and decodes, many decodes, lone prefill chunks.
 fn scenarios() -> Vec<(Vec<(usize, bool)>, usize)> {
     let mut r = Rng::new(seed("state-batch-many"));
     let many: Vec<(usize, bool)> = (0..20).map(|_| (1, r.next_u64() % 4 == 0)).collect();
@@ -91,6 +91,11 @@ fn scenarios() -> Vec<(Vec<(usize, bool)>, usize)> {
         (vec![(63, true), (1, false), (64, false), (65, true)], 2),
         (vec![(7, false), (1, false), (130, false), (1, true), (2, false)], 1),
         (many, 4),
+        // one sequence over a pool of one slot, several tokens: wgpu's lone prefill under
+        // invariance off (the chunked form), fresh and continued, across a chunk
+        (vec![(100, true)], 0),
+        (vec![(130, false)], 0),
+        (vec![(5, false)], 0),
     ]
 }
 
