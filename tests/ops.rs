@@ -127,7 +127,7 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
-///       for them).
+///       for them); paged_gated_attention's too (it runs paged_attention's kernels on wgpu).
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to start the key norm's tree at a quarter of the workgroup: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
@@ -181,8 +181,8 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let first_part = Arc::new(Patched::new(
         "combine_first_partition_dropped",
         "paged_attention_combine.wgsl",
-        "for (var i = 0u; i < np; i++) {",
-        "for (var i = 1u; i < np; i++) {",
+        "    i = 0u;",
+        "    i = 1u;",
     ));
     let conv_fresh = Arc::new(Patched::new(
         "fresh_state_read",
@@ -252,28 +252,28 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }
             Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
                 let seqs = paged_seqs(&case);
-                let plain = matches!(case.op, Op::PagedAttention { .. });
                 // one sequence of several rows: wgpu's lone-prefill tile, not the per-row kernels
-                let lone = plain && seqs.len() == 1 && seqs[0].0 > 1;
+                // (the gated op runs paged_attention's kernels between its own: paged_gated_split.rs)
+                let lone = seqs.len() == 1 && seqs[0].0 > 1;
+                let gated = matches!(case.op, Op::PagedGatedAttention { .. });
+                // paged_attention's key partitions are 64 keys: longer rows are combined
+                let long = seqs.iter().any(|&(_, kv)| kv > 64);
                 let mut bites = vec![
                     (
                         Tooth::Patched(block.clone()),
                         seqs.iter().any(|&(_, kv)| kv >= *block_size),
                     ),
+                    // the gated op's own kernels place a lone chunk's rows (new keys, RoPE) by it too
                     (
                         Tooth::Patched(causal.clone()),
-                        !lone && seqs.iter().any(|&(q, _)| q > 1),
+                        (!lone || gated) && seqs.iter().any(|&(q, _)| q > 1),
                     ),
+                    (Tooth::Patched(first_part.clone()), !lone && long),
+                    (Tooth::Patched(lone_pos.clone()), lone),
                 ];
-                if !plain {
+                if gated {
                     // the new keys' norm summed from half the threads' partials: every key wrong
                     bites.push((Tooth::Patched(key_norm.clone()), true));
-                }
-                if plain {
-                    // paged_attention's key partitions are 64 keys: longer rows are combined
-                    let long = seqs.iter().any(|&(_, kv)| kv > 64);
-                    bites.push((Tooth::Patched(first_part.clone()), !lone && long));
-                    bites.push((Tooth::Patched(lone_pos.clone()), lone));
                 }
                 bites
             }
