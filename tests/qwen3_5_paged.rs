@@ -8,13 +8,14 @@
 //!   model gate now checks through a lone sequence (model/lone.rs), a batch of one like these;
 //! - `batched_equals_alone`: two sequences packed together, their prompts cut into different
 //!   chunks, in different slots and blocks, give bit-identical logits at every position to each
-//!   sequence run alone (its prompt, then decode steps; see max_rows for wgpu's linear).
+//!   sequence run alone (its prompt, then decode steps; see max_rows for wgpu's linear), under the
+//!   FewRows batch invariance a serving engine of several sequences sets.
 //!
 //! The host side of a step (block tables, slots, descriptors) is built here as the scheduler would
 //! build it, and checked with op::check_paged_batch / check_state_batch before upload.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use wgllm::backend::{cpu::CpuBackend, wgpu::WgpuBackend, Backend};
+use wgllm::backend::{cpu::CpuBackend, wgpu::WgpuBackend, Backend, BatchInvariance};
 use wgllm::dtype::DType;
 use wgllm::engine::Engine;
 use wgllm::model::arch::Weights;
@@ -92,6 +93,9 @@ impl Model {
     fn load(dev: Box<dyn Backend>) -> Model {
         let e = Engine::load(&root().join("goldens/qwen3_5-tiny/model"), dev, MAX_CTX, &mut |_, _| {}).unwrap();
         let d = e.dev.as_ref();
+        // the mode a serving engine of several sequences sets: with it off, a lone prefill chunk
+        // may take kernels of its own (wgpu's prefill tile), whose bits the batched rows need not match
+        d.set_batch_invariant(BatchInvariance::FewRows);
         let pools = qwen3_5::kv_pools(&e.cfg, d, NUM_BLOCKS, BS, DType::F32).unwrap();
         let state = HybridState::new(&e.cfg, d, MAX_SEQS).unwrap();
         let ws = HybridWorkspace::new(&e.cfg, d, T_MAX, T_MAX).unwrap();
