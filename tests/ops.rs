@@ -127,12 +127,9 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
-///       for them); paged_gated_attention's too (it runs paged_attention's kernels on wgpu).
+///       for them).
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to start the key norm's tree at a quarter of the workgroup: every case red.
-///   teeth::gate_sign_flipped / query_norm_offset_dropped::paged_gated_attention[..]   the split's
-///       paged_gated_out.wgsl with sigmoid(-gate), paged_gated_q.wgsl with the query norm's
-///       weight without its 1 +: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -205,18 +202,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "for (var w = WG / 2u; w > 0u; w >>= 1u) {",
         "for (var w = WG / 4u; w > 0u; w >>= 1u) {",
     ));
-    let gate_sign = Arc::new(Patched::new(
-        "gate_sign_flipped",
-        "paged_gated_out.wgsl",
-        "/ (1.0 + exp(-gate))",
-        "/ (1.0 + exp(gate))",
-    ));
-    let q_offset = Arc::new(Patched::new(
-        "query_norm_offset_dropped",
-        "paged_gated_q.wgsl",
-        "let a = ld_qg(qrow + e) * inv * (1.0 + ld_qn(e));",
-        "let a = ld_qg(qrow + e) * inv * ld_qn(e);",
-    ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",
         "gdn_chunk_slot.wgsl",
@@ -267,31 +252,28 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }
             Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
                 let seqs = paged_seqs(&case);
+                let plain = matches!(case.op, Op::PagedAttention { .. });
                 // one sequence of several rows: wgpu's lone-prefill tile, not the per-row kernels
-                // (the gated op runs paged_attention's kernels between its own: paged_gated_split.rs)
-                let lone = seqs.len() == 1 && seqs[0].0 > 1;
-                let gated = matches!(case.op, Op::PagedGatedAttention { .. });
-                // paged_attention's key partitions are 64 keys: longer rows are combined
-                let long = seqs.iter().any(|&(_, kv)| kv > 64);
+                let lone = plain && seqs.len() == 1 && seqs[0].0 > 1;
                 let mut bites = vec![
                     (
                         Tooth::Patched(block.clone()),
                         seqs.iter().any(|&(_, kv)| kv >= *block_size),
                     ),
-                    // the gated op's own kernels place a lone chunk's rows (new keys, RoPE) by it too
                     (
                         Tooth::Patched(causal.clone()),
-                        (!lone || gated) && seqs.iter().any(|&(q, _)| q > 1),
+                        !lone && seqs.iter().any(|&(q, _)| q > 1),
                     ),
-                    (Tooth::Patched(first_part.clone()), !lone && long),
-                    (Tooth::Patched(lone_pos.clone()), lone),
                 ];
-                if gated {
-                    // the new keys' norm summed from half the threads' partials: every key wrong;
-                    // the split's gate and query kernels (paged_gated_split.rs): every row wrong
+                if !plain {
+                    // the new keys' norm summed from half the threads' partials: every key wrong
                     bites.push((Tooth::Patched(key_norm.clone()), true));
-                    bites.push((Tooth::Patched(gate_sign.clone()), true));
-                    bites.push((Tooth::Patched(q_offset.clone()), true));
+                }
+                if plain {
+                    // paged_attention's key partitions are 64 keys: longer rows are combined
+                    let long = seqs.iter().any(|&(_, kv)| kv > 64);
+                    bites.push((Tooth::Patched(first_part.clone()), !lone && long));
+                    bites.push((Tooth::Patched(lone_pos.clone()), lone));
                 }
                 bites
             }
