@@ -2,14 +2,12 @@
 // position) and v into the pool row its block table gives that position (paged_attention.wgsl),
 // rounded to the pool's dtype by the store (st_kp / st_vp). One workgroup of WG threads per
 // (token, kv head), the dims strided over the threads: the mean square is their strided partials
-// summed by a tree of fixed shape, so a token's key does not depend on the batch either (one
+// summed by wg_sum (wg_tree.wgsl, prepended), so a token's key does not depend on the batch either (one
 // thread walking the dims serialized all of a token's loads: the slowest dispatch of a decode
 // step). Runs before the attention dispatch (paged_gated_attention.wgsl), which reads the pools
 // as stored.
 // Bindings: k, v, kn, cos, sin, bt, seqs (read), kp, vp (write; in-out). Constant: WG (a power
 // of two).
-
-var<workgroup> ss_s: array<f32, WG>;
 
 @compute @workgroup_size(WG)
 fn paged_gated_attention_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -33,19 +31,12 @@ fn paged_gated_attention_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
         ss += x * x;
     }
     // every thread reaches the barriers; a row without a slot stores nothing after them
-    ss_s[lid] = ss;
-    workgroupBarrier();
-    for (var w = WG / 2u; w > 0u; w >>= 1u) {
-        if (lid < w) {
-            ss_s[lid] += ss_s[lid + w];
-        }
-        workgroupBarrier();
-    }
+    let total = wg_sum(ss, lid);
     if (slot == NO_ROW) {
         return;
     }
     let dst = (slot * p.hkv + g) * p.dh;
-    let inv = 1.0 / sqrt(ss_s[0] / f32(p.dh) + p.eps);
+    let inv = 1.0 / sqrt(total / f32(p.dh) + p.eps);
     for (var e = lid; e < p.half; e += WG) {
         let i1 = e + p.half;
         let c = ld_cos(r.pos * p.half + e);

@@ -1,23 +1,7 @@
-// The workgroup reduction of the RMS norms, used by rms_norm, add_rms_norm, rms_norm_rope and
-// rms_norm_gated (rms_norm.rs and rms_norm_rope.rs prepend it). A tree in workgroup memory with
-// halving strides: the order of the additions depends on WG alone, so a row's norm is the same
-// bits whichever of these kernels computes it. WG is a power of two; every invocation of the
-// workgroup calls these (they have barriers) and all get the same result.
-
-var<workgroup> wg_red: array<f32, WG>;
-
-// The sum over the workgroup of each invocation's v.
-fn wg_sum(v: f32, lid: u32) -> f32 {
-    wg_red[lid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            wg_red[lid] += wg_red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    return wg_red[0];
-}
+// The RMS of a row for rms_norm, add_rms_norm, rms_norm_rope and rms_norm_gated (rms_norm.rs and
+// rms_norm_rope.rs prepend it, after wg_tree.wgsl): strided partials summed by wg_sum, so a row's
+// norm is the same bits whichever of these kernels computes it. Every invocation of the workgroup
+// calls inv_rms (it has barriers) and all get the same result.
 
 // 1 / sqrt(mean(v^2) + p.eps) over the row v = norm_in(base + j), j < p.d; `norm_in` is the
 // kernel's (it may also store, as add_rms_norm's stores the sum it returns).

@@ -129,7 +129,7 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
 ///       for them).
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
-///       .wgsl patched to start the key norm's tree at a quarter of the workgroup: every case red.
+///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -199,8 +199,8 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let key_norm = Arc::new(Patched::new(
         "key_norm_partials_halved",
         "paged_gated_attention_kv.wgsl",
-        "for (var w = WG / 2u; w > 0u; w >>= 1u) {",
-        "for (var w = WG / 4u; w > 0u; w >>= 1u) {",
+        "let total = wg_sum(ss, lid);",
+        "let total = wg_sum(select(0.0, ss, lid < WG / 2u), lid);",
     ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",

@@ -240,6 +240,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ld4_elems("kp"),
         ld4_elems("vp"),
         head.clone(),
+        b.source("wg_tree.wgsl").to_string(),
         b.source("paged_gated_attention_kv.wgsl").to_string(),
     ]
     .concat();

@@ -1,7 +1,7 @@
 //! rms_norm (shaders/rms_norm.wgsl; also per-head q/k norm, rows of head_dim) and add_rms_norm
 //! (shaders/add_rms_norm.wgsl). One workgroup per row. `dispatch_rows` serves rms_norm_gated too
 //! and prepends shaders/rms_norm_rows.wgsl (their Params); every norm kernel, rms_norm_rope
-//! included, has shaders/wg_sum.wgsl (the workgroup reduction of the sum of squares).
+//! included, has shaders/wg_tree.wgsl + wg_sum.wgsl (the workgroup reduction of the sum of squares).
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::error::Result;
@@ -102,8 +102,9 @@ pub(super) fn dispatch_rows(
     b.dispatch(
         &key,
         &format!(
-            "{}\n{}\n{src}\n{}",
+            "{}\n{}\n{}\n{src}\n{}",
             b.source("rms_norm_rows.wgsl"),
+            b.source("wg_tree.wgsl"),
             b.source("wg_sum.wgsl"),
             // a kernel file may bring its own entry (add_rms_norm's keeps short rows in registers)
             if src.contains(&format!("fn {entry}(")) {

@@ -63,7 +63,8 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
 
 fn row_source(b: &WgpuBackend, kernel: &str) -> String {
     format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
+        b.source("wg_tree.wgsl"),
         b.source("wg_sum.wgsl"),
         b.source("rms_norm_rope_row.wgsl"),
         b.source(kernel)

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 73] = [
+pub const FILES: [(&str, &str); 74] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -170,6 +170,7 @@ pub const FILES: [(&str, &str); 73] = [
     ("swiglu_pairs.wgsl", include_str!("../../../shaders/swiglu_pairs.wgsl")),
     ("topk.wgsl", include_str!("../../../shaders/topk.wgsl")),
     ("wg_sum.wgsl", include_str!("../../../shaders/wg_sum.wgsl")),
+    ("wg_tree.wgsl", include_str!("../../../shaders/wg_tree.wgsl")),
     ("xlimbs.wgsl", include_str!("../../../shaders/xlimbs.wgsl")),
 ];
 
