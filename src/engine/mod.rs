@@ -1,4 +1,5 @@
-//! The engine: a loaded model on one backend, its KV cache, prefill, decode and sampling.
+//! The engine: a loaded model on one backend; one sequence's prefill, decode and sampling over its
+//! own paged KV pool (model/lone.rs). Serving many sequences at once: serve/engine.rs.
 pub mod chat;
 mod penalties;
 pub mod sampler;

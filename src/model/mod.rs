@@ -1,5 +1,6 @@
 //! Loading models as users have them: config.json, safetensors, GGUF, tokenizer; the families'
-//! forwards (qwen3.rs, qwen3_5.rs, behind arch.rs) and what they share (here and load.rs).
+//! batched forwards over paged KV pools (qwen3.rs, qwen3_5/, behind arch.rs; one sequence through
+//! them: lone.rs) and what they share (here and load.rs).
 pub mod arch;
 pub mod bytes;
 pub mod chat_template;
