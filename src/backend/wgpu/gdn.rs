@@ -108,22 +108,27 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
                 ));
             }
         }
-        _ => {
-            for (what, need) in [("chunk prep", prep_smem()), ("chunk scan", scan_smem(dk))] {
-                if need > smem {
-                    return Support::No(format!(
-                        "{what} with key head dim {dk} needs {need} B workgroup memory, device has {smem}"
-                    ));
-                }
-            }
-            let scratch = (t.div_ceil(GDN_CHUNK) * nv * PB * 4) as u64;
-            if scratch > b.caps.max_binding {
-                return Support::No(format!(
-                    "{t} tokens need a {scratch} B chunk scratch, over max_storage_buffer_binding_size {}",
-                    b.caps.max_binding
-                ));
-            }
+        _ => return chunks_fit(b, t, nv, dk),
+    }
+    Support::Yes
+}
+
+/// Whether the chunk kernels' workgroup memory and prep scratch for `t` tokens fit the device.
+fn chunks_fit(b: &WgpuBackend, t: usize, nv: usize, dk: usize) -> Support {
+    let smem = b.caps.max_workgroup_storage as usize;
+    for (what, need) in [("chunk prep", prep_smem()), ("chunk scan", scan_smem(dk))] {
+        if need > smem {
+            return Support::No(format!(
+                "{what} with key head dim {dk} needs {need} B workgroup memory, device has {smem}"
+            ));
         }
+    }
+    let scratch = (t.div_ceil(GDN_CHUNK) * nv * PB * 4) as u64;
+    if scratch > b.caps.max_binding {
+        return Support::No(format!(
+            "{t} tokens need a {scratch} B chunk scratch, over max_storage_buffer_binding_size {}",
+            b.caps.max_binding
+        ));
     }
     Support::Yes
 }
@@ -274,15 +279,11 @@ enum Scan<'a> {
 /// kernels' memory. Its bits then depend on how the prompt is chunked, which is what invariance
 /// off allows; every other batch keeps the recurrent form, whose rows do not.
 fn lone_chunked(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor], t: usize, dk: usize) -> bool {
-    let smem = b.caps.max_workgroup_storage as usize;
-    let nv = o[1].shape[1];
     b.invariance() == crate::backend::BatchInvariance::Off
         && i[5].shape[0] == 1
         && o[1].shape[0] == 1
         && t > 1
-        && prep_smem() <= smem
-        && scan_smem(dk) <= smem
-        && (t.div_ceil(GDN_CHUNK) * nv * PB * 4) as u64 <= b.caps.max_binding
+        && chunks_fit(b, t, o[1].shape[1], dk).is_yes()
 }
 
 /// gdn_chunked's two passes (gdn_chunk_prep, gdn_chunk_scan) over `inputs` (qkv, b, a, a_log,
