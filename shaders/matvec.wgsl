@@ -16,15 +16,21 @@
 //   //@trip_1    one step at pair index j
 //   //@odd       the last element of an odd K, at element kl
 //   //@to_red    each a{r}_{i} (or its subgroup sum) into red[(r * MR + i) * STRIDE + slot]
+//   //@y_of      fn y_of(a, i): output a's sum (x row i), as stored
 // Constants from linear/: WG, R, MR, U, STRIDE (partials a sum has in `red`: WG, or in the `sg`
-// variant the most subgroups a workgroup can have), X_KIND, W_KIND, ALIGNED (see linear.wgsl).
+// variant the most subgroups a workgroup can have), X_KIND, W_KIND, ALIGNED (see linear.wgsl),
+// NS (more sums a workgroup reduces after its R * MR outputs: add_rms_norm_linear's sums of
+// squares, one an x row, matvec_norm.wgsl; 0 for a plain linear).
 // A row's order of sums depends on WG and U only, never on R or MR: any shape gives a row the same
 // bits, so the engine can pick the shape per M and stay batch-invariant.
 // Params and the pair loaders come from linear.wgsl.
 
 const ACC = R * MR;
+const SUMS = ACC + NS;
 
-var<workgroup> red: array<f32, ACC * STRIDE>;
+var<workgroup> red: array<f32, SUMS * STRIDE>;
+
+//@y_of
 
 @compute @workgroup_size(WG)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -57,7 +63,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 #ifdef_sg
     //@to_red
     workgroupBarrier();
-    for (var a = lid; a < ACC; a += WG) {
+    for (var a = lid; a < SUMS; a += WG) {
         var t = 0.0;
         for (var s = 0u; s < nsg; s++) {
             t += red[a * STRIDE + s];
@@ -70,7 +76,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s >>= 1u) {
         if (lid < s) {
-            for (var a = 0u; a < ACC; a++) {
+            for (var a = 0u; a < SUMS; a++) {
                 red[a * WG + lid] += red[a * WG + lid + s];
             }
         }
@@ -85,9 +91,9 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let n = n0 + r;
         if (m < p.m) {
             if (r + 1u < R && n + 1u < p.n) {
-                st2_y(m * p.n + n, red[(r * MR + i) * STRIDE], red[((r + 1u) * MR + i) * STRIDE]);
+                st2_y(m * p.n + n, y_of(r * MR + i, i), y_of((r + 1u) * MR + i, i));
             } else if (n < p.n) {
-                st_y(m * p.n + n, red[(r * MR + i) * STRIDE]);
+                st_y(m * p.n + n, y_of(r * MR + i, i));
             }
         }
     }

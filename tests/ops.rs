@@ -128,6 +128,10 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
 ///       for them).
+///   teeth::norm_row_length_short::add_rms_norm_linear[..]   shaders/matvec_norm.wgsl patched to
+///       take the mean of squares over K - 2 elements: every case red.
+///   teeth::norm_unit_offset_dropped::add_rms_norm_linear[..]   matvec_norm.wgsl's 1 + w patched
+///       to w: the cases with a 1 + w norm weight red, the others green.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
@@ -220,6 +224,18 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "atomicAdd(&h_hi[d], w.y + select(0u, 1u, old + w.x < old));",
         "atomicAdd(&h_hi[d], w.y);",
     ));
+    let norm_len = Arc::new(Patched::new(
+        "norm_row_length_short",
+        "matvec_norm.wgsl",
+        "ss / f32(p.k) + bitcast<f32>(p._pad0)",
+        "ss / f32(p.k - 2u) + bitcast<f32>(p._pad0)",
+    ));
+    let norm_unit = Arc::new(Patched::new(
+        "norm_unit_offset_dropped",
+        "matvec_norm.wgsl",
+        "return 1.0 + w;",
+        "return w;",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
         // the sampling cases cycle their rows' parameters from the off values: one row is all off
@@ -247,6 +263,10 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
             )],
             Op::RmsNorm { eps: e, .. } => vec![(Tooth::Patched(eps.clone()), *e >= 1e-2)],
+            Op::AddRmsNormLinear { unit_offset, .. } => vec![
+                (Tooth::Patched(norm_len.clone()), true),
+                (Tooth::Patched(norm_unit.clone()), *unit_offset),
+            ],
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]
             }

@@ -12,6 +12,7 @@ pub mod gguf_config;
 pub mod gguf_tokenizer;
 mod load;
 pub mod lone;
+pub mod normed;
 pub mod paged;
 pub mod qwen3;
 pub mod qwen3_5;
@@ -45,10 +46,11 @@ pub struct Rope {
 /// The MLP after its norm: out = swiglu(h Wgate_upᵀ) Wdownᵀ, the stacked projection's (gate, up)
 /// pairs into `gate_up`. Where the device fuses the swiglu into the projection's epilogue
 /// (`LinearSwiGlu`: the tensor-core linear, which a batch-invariant engine takes at every M or
-/// never) that, then the down projection from `act`; else the projection, then `swiglu_down`.
+/// never) that, then the down projection from `act`; else the projection (with the norm read
+/// inside it where `h` is a pending add + norm and the device fuses them), then `swiglu_down`.
 pub(super) fn mlp(
     dev: &dyn Backend,
-    h: &Tensor,
+    h: &normed::Normed,
     [w_gate_up, w_down]: [&Tensor; 2],
     gate_up: &Tensor,
     act: &Tensor,
@@ -56,13 +58,13 @@ pub(super) fn mlp(
 ) -> Result<()> {
     use crate::op::{Op, OpDesc};
     if dev
-        .supports(&OpDesc::of(&Op::LinearSwiGlu, &[h, w_gate_up], &[act]))
+        .supports(&OpDesc::of(&Op::LinearSwiGlu, &[h.tensor(), w_gate_up], &[act]))
         .is_yes()
     {
-        dev.run(&Op::LinearSwiGlu, &[h, w_gate_up], &[act])?;
+        dev.run(&Op::LinearSwiGlu, &[h.rows(dev)?, w_gate_up], &[act])?;
         return dev.run(&Op::Linear, &[act, w_down], &[out]);
     }
-    dev.run(&Op::Linear, &[h, w_gate_up], &[gate_up])?;
+    h.linear(dev, w_gate_up, gate_up)?;
     swiglu_down(dev, gate_up, act, w_down, out)
 }
 

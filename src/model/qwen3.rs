@@ -9,6 +9,7 @@ use super::{mlp, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
+use crate::model::normed::{Fusions, Normed};
 use crate::op::{rope_inv_freq, Op, OpDesc};
 use crate::tensor::Tensor;
 use crate::util::Rng;
@@ -243,7 +244,7 @@ impl QkOne<'_> {
         &self,
         l: &Layer,
         w: &Weights,
-        h: &Tensor,
+        h: &Normed,
         t: usize,
         (hq, hkv, dh): (usize, usize, usize),
         pools: [&Tensor; 2],
@@ -268,7 +269,7 @@ impl QkOne<'_> {
         if t > 1 && fused_norm.is_none() {
             return Ok(None);
         }
-        dev.run(&Op::Linear, &[h, qkv], &[&self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?])?;
+        h.linear(dev, qkv, &self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?)?;
         if let Some(wn) = fused_norm {
             dev.run(&fused, &[&x, wn, self.pos, cos, sin, slots], &[&q, pools[0], pools[1]])?;
             return Ok(Some(q));
@@ -338,6 +339,10 @@ pub fn forward_paged(
     dev.run(&Op::Embedding, &[&w.embed, &b.ids], &[&x])?;
     hidden(0, dev, &x)?;
     dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
+    // the input of a layer's q/k/v projection: the previous layer's last add + norm, recorded with
+    // the projection where the device reads the norm inside it
+    let fusions = Fusions::default();
+    let mut input = Normed::ready(&h);
     for (li, l) in w.layers.iter().enumerate() {
         // 2. q, k, v projections of every token
         let one = QkOne {
@@ -347,12 +352,13 @@ pub fn forward_paged(
             eps: c.rms_norm_eps,
         };
         let kv = [&pools.k[li], &pools.v[li]];
-        let q = match one.record(l, w, &h, t, (hq, hkv, dh), kv, &b.slots, dev)? {
+        let q = match one.record(l, w, &input, t, (hq, hkv, dh), kv, &b.slots, dev)? {
             Some(q1) => q1,
             None => {
-                dev.run(&Op::Linear, &[&h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
-                dev.run(&Op::Linear, &[&h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
-                dev.run(&Op::Linear, &[&h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
+                let h = input.rows(dev)?;
+                dev.run(&Op::Linear, &[h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
+                dev.run(&Op::Linear, &[h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
+                dev.run(&Op::Linear, &[h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
                 // 3. q/k norm (Qwen3) and RoPE at each token's own position
                 match (&l.q_norm, &l.k_norm) {
                     (Some(qn), Some(kn)) => {
@@ -369,20 +375,28 @@ pub fn forward_paged(
                 q1.clone()
             }
         };
+        if li > 0 {
+            // the residual the previous layer left (stored with this layer's projection)
+            hidden(li, dev, &x)?;
+        }
         // attention through the block tables
         dev.run(
             &attention,
             &[&q, &pools.k[li], &pools.v[li], &b.block_tables, &b.seqs],
             &[&att],
         )?;
-        // 5. x2 = x + att Woᵀ; h = rmsnorm(x2)
+        // 5. x2 = x + att Woᵀ; h = rmsnorm(x2), read by the MLP's projection
         dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, &l.o], &[&o])?;
-        dev.run(&add_norm, &[&x, &o, &l.post_norm], &[&x2, &h])?;
-        // 6. MLP; h = the next layer's (or the final) norm of x
-        mlp(dev, &h, [&l.gate_up, &l.down], &gu, &act, &o)?;
-        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
-        dev.run(&add_norm, &[&x2, &o, next_norm], &[&x, &h])?;
-        hidden(li + 1, dev, &x)?;
+        let post = Normed::add_norm(&add_norm, [&x, &o, &l.post_norm], [&x2, &h], &fusions);
+        // 6. MLP; x = x2 + mlp; h = the next layer's norm of x (with its projection) or the final
+        mlp(dev, &post, [&l.gate_up, &l.down], &gu, &act, &o)?;
+        match w.layers.get(li + 1) {
+            Some(next) => input = Normed::add_norm(&add_norm, [&x2, &o, &next.in_norm], [&x, &h], &fusions),
+            None => {
+                dev.run(&add_norm, &[&x2, &o, &w.final_norm], &[&x, &h])?;
+                hidden(li + 1, dev, &x)?;
+            }
+        }
     }
     // 7. the sampled rows of h (an embedding lookup with h as the table), then the LM head
     if b.r == 0 {

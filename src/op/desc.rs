@@ -68,6 +68,7 @@ impl OpDesc {
             Op::RmsNormRopeKv { .. } => (6, 3),
             Op::SwiGluLinear | Op::LinearSwiGlu => (2, 1),
             Op::AddRmsNorm { .. } => (3, 2),
+            Op::AddRmsNormLinear { .. } => (4, 2),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
@@ -244,6 +245,17 @@ impl OpDesc {
                     vec![o[1].clone()],
                 );
                 norm.check()?;
+            }
+            Op::AddRmsNormLinear { eps, unit_offset } => {
+                // the composition's two checks, the normed rows an f32 [M, K]
+                if i[0].shape.len() != 2 {
+                    return bad(format!("a must be [M, K], got [{}]", shape_str(&i[0].shape)));
+                }
+                let h = TensorDesc::new(DType::F32, &i[0].shape);
+                let (eps, unit_offset) = (*eps, *unit_offset);
+                let norm = Op::AddRmsNorm { eps, unit_offset };
+                OpDesc::new(norm, i[..3].to_vec(), vec![o[0].clone(), h.clone()]).check()?;
+                OpDesc::new(Op::Linear, vec![h, i[3].clone()], vec![o[1].clone()]).check()?;
             }
             Op::RmsNormRope { eps, rotary_dim } => {
                 // w: one [Dh] for every head, or [H, Dh], a row a head (q and k heads stacked)

@@ -45,6 +45,12 @@ pub enum Op {
     /// Fused residual add + RMSNorm: a [.., D], b [.., D], w `[D]` -> sum [.., D] = a + b (rounded to
     /// sum's dtype), y [.., D] = rms_norm(sum, w). Tested against the composition add -> rms_norm.
     AddRmsNorm { eps: f32, unit_offset: bool },
+    /// A residual add + RMSNorm and the projection of its normed rows, as one op (so a one-token
+    /// step need not wait on a norm kernel before each projection): a [M, K], b [M, K], nw `[K]`,
+    /// w [N, K] -> sum [M, K] = a + b (rounded to sum's dtype), y [M, N] = rms_norm(sum, nw) Wᵀ.
+    /// The normed rows themselves are not stored. Tested against the composition add_rms_norm
+    /// (normed rows in f32) -> linear.
+    AddRmsNormLinear { eps: f32, unit_offset: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
@@ -215,7 +221,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 31] = [
+pub const OP_NAMES: [&str; 32] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -247,6 +253,7 @@ pub const OP_NAMES: [&str; 31] = [
     "sample",
     "rms_norm_rope_kv",
     "swiglu_linear",
+    "add_rms_norm_linear",
 ];
 
 impl Op {
@@ -258,6 +265,7 @@ impl Op {
             Op::RmsNormRope { .. } => "rms_norm_rope",
             Op::RmsNormRopeKv { .. } => "rms_norm_rope_kv",
             Op::AddRmsNorm { .. } => "add_rms_norm",
+            Op::AddRmsNormLinear { .. } => "add_rms_norm_linear",
             Op::Linear => "linear",
             Op::SwiGluLinear => "swiglu_linear",
             Op::LinearSwiGlu => "linear_swiglu",

@@ -79,6 +79,7 @@ impl Backend for WgpuBackend {
             Op::Linear => linear::supports(self, desc),
             Op::SwiGluLinear => linear::supports_swiglu(self, desc),
             Op::LinearSwiGlu => linear::supports_linear_swiglu(self, desc),
+            Op::AddRmsNormLinear { .. } => linear::supports_add_norm(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
             Op::Attention { .. } => attention::supports(self, desc),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::supports(self, desc),
@@ -123,7 +124,9 @@ impl Backend for WgpuBackend {
             Op::RmsNormRope { .. } => rms_norm_rope::record(self, op, inputs, outputs),
             Op::RmsNormRopeKv { .. } => rms_norm_rope::record_kv(self, op, inputs, outputs),
             Op::AddRmsNorm { .. } => rms_norm::record_add(self, op, inputs, outputs),
-            Op::Linear | Op::SwiGluLinear | Op::LinearSwiGlu => linear::record(self, op, inputs, outputs),
+            Op::Linear | Op::SwiGluLinear | Op::LinearSwiGlu | Op::AddRmsNormLinear { .. } => {
+                linear::record(self, op, inputs, outputs)
+            }
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::record(self, op, inputs, outputs),

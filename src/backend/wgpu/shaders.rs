@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 74] = [
+pub const FILES: [(&str, &str); 75] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -87,6 +87,7 @@ pub const FILES: [(&str, &str); 74] = [
         include_str!("../../../shaders/linear_splitk.wgsl"),
     ),
     ("matvec.wgsl", include_str!("../../../shaders/matvec.wgsl")),
+    ("matvec_norm.wgsl", include_str!("../../../shaders/matvec_norm.wgsl")),
     (
         "paged_attention.wgsl",
         include_str!("../../../shaders/paged_attention.wgsl"),

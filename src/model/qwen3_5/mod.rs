@@ -350,10 +350,11 @@ pub(super) fn stacked_rows(c: &Config) -> Result<usize> {
 
 /// A one-token step's mixer inputs through the layer's stacked projection: one linear into
 /// `out` (scratch of at least the stacked rows), then its parts as views of the given shapes, in
-/// order. None (nothing recorded) for more tokens or a layer loaded unstacked.
+/// order (the norm read inside the linear where `h` is a pending add + norm the device fuses with
+/// it). None (nothing recorded) for more tokens or a layer loaded unstacked.
 pub(super) fn stacked_one(
     l: &Layer,
-    h: &Tensor,
+    h: &crate::model::normed::Normed,
     out: &Tensor,
     t: usize,
     shapes: &[&[usize]],
@@ -362,7 +363,7 @@ pub(super) fn stacked_one(
     let Some(w) = l.stacked.as_ref().filter(|_| t == 1) else {
         return Ok(None);
     };
-    dev.run(&Op::Linear, &[h, w], &[&out.view(0, &[1, w.shape[0]])?])?;
+    h.linear(dev, w, &out.view(0, &[1, w.shape[0]])?)?;
     let mut first = 0;
     let mut parts = Vec::new();
     for s in shapes {

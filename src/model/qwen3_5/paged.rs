@@ -20,6 +20,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::config::{Config, Dims, LayerType};
 use crate::model::lone::Hidden;
+use crate::model::normed::{Fusions, Normed};
 use crate::model::paged::{Batch, KvPools};
 use crate::op::Op;
 use crate::tensor::Tensor;
@@ -204,6 +205,10 @@ pub fn forward_paged(
     hidden(0, dev, &x)?;
     // 2. h = rmsnorm(x); each layer's later norms are fused with the residual add before them
     dev.run(&norm, &[&x, &w.layers[0].in_norm], &[&h])?;
+    // a layer's input: the previous layer's last add + norm, recorded with the mixer's stacked
+    // projection where the device reads the norm inside it
+    let fusions = Fusions::default();
+    let mut input = Normed::ready(&h);
     let mut linear = 0;
     for (li, l) in w.layers.iter().enumerate() {
         match &l.mixer {
@@ -230,13 +235,14 @@ pub fn forward_paged(
                 linear += 1;
                 // 3. qkv, z, b, a = h Wᵀ                                    [T, conv_dim], [T, nv*dv], [T, nv]
                 let shapes: [&[usize]; 4] = [&[1, cd], &[1, nv, dv], &[1, nv], &[1, nv]];
-                let (qkv_in, z_in, b_in, a_in) = match stacked_one(l, &h, &ws.one, t, &shapes, dev)? {
+                let (qkv_in, z_in, b_in, a_in) = match stacked_one(l, &input, &ws.one, t, &shapes, dev)? {
                     Some(v) => (v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone()),
                     None => {
-                        dev.run(&Op::Linear, &[&h, qkv], &[&qkv_t])?;
-                        dev.run(&Op::Linear, &[&h, zw], &[&z.reshape(&[t, nv * dv])?])?;
-                        dev.run(&Op::Linear, &[&h, bw], &[&bt])?;
-                        dev.run(&Op::Linear, &[&h, aw], &[&at])?;
+                        let h = input.rows(dev)?;
+                        dev.run(&Op::Linear, &[h, qkv], &[&qkv_t])?;
+                        dev.run(&Op::Linear, &[h, zw], &[&z.reshape(&[t, nv * dv])?])?;
+                        dev.run(&Op::Linear, &[h, bw], &[&bt])?;
+                        dev.run(&Op::Linear, &[h, aw], &[&at])?;
                         (qkv_t.clone(), z.clone(), bt.clone(), at.clone())
                     }
                 };
@@ -269,12 +275,13 @@ pub fn forward_paged(
                     .ok_or_else(|| Error::Other(format!("layer {li}: no KV pool for this full-attention layer")))?;
                 // 3. qg (query | gate per head), k, v = h Wᵀ                [T, Hq, 2Dh], [T, Hkv, Dh]
                 let shapes: [&[usize]; 3] = [&[1, hq, 2 * dh], &[1, hkv, dh], &[1, hkv, dh]];
-                let (qg, k, vv) = match stacked_one(l, &h, &ws.one, t, &shapes, dev)? {
+                let (qg, k, vv) = match stacked_one(l, &input, &ws.one, t, &shapes, dev)? {
                     Some(v) => (v[0].clone(), v[1].clone(), v[2].clone()),
                     None => {
-                        dev.run(&Op::Linear, &[&h, q], &[&qg.reshape(&[t, hq * 2 * dh])?])?;
-                        dev.run(&Op::Linear, &[&h, kw], &[&k.reshape(&[t, hkv * dh])?])?;
-                        dev.run(&Op::Linear, &[&h, vw], &[&vv.reshape(&[t, hkv * dh])?])?;
+                        let h = input.rows(dev)?;
+                        dev.run(&Op::Linear, &[h, q], &[&qg.reshape(&[t, hq * 2 * dh])?])?;
+                        dev.run(&Op::Linear, &[h, kw], &[&k.reshape(&[t, hkv * dh])?])?;
+                        dev.run(&Op::Linear, &[h, vw], &[&vv.reshape(&[t, hkv * dh])?])?;
                         (qg.clone(), k.clone(), vv.clone())
                     }
                 };
@@ -299,13 +306,22 @@ pub fn forward_paged(
                 dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, o], &[&mix])?;
             }
         }
-        // 7. x2 = x + mixer, h = rmsnorm(x2); x = x2 + down(silu(gate(h)) * up(h)), h = the
-        //    next layer's (or the final) norm of x
-        dev.run(&add_norm, &[&x, &mix, &l.post_norm], &[&x2, &h])?;
-        crate::model::mlp(dev, &h, [&l.gate_up, &l.down], &gate_up, &act, &mix)?;
-        let next_norm = w.layers.get(li + 1).map(|n| &n.in_norm).unwrap_or(&w.final_norm);
-        dev.run(&add_norm, &[&x2, &mix, next_norm], &[&x, &h])?;
-        hidden(li + 1, dev, &x)?;
+        if li > 0 {
+            // the residual the previous layer left (stored with this layer's first projection)
+            hidden(li, dev, &x)?;
+        }
+        // 7. x2 = x + mixer, h = rmsnorm(x2) (read by the MLP's projection); x = x2 +
+        //    down(silu(gate(h)) * up(h)), h = the next layer's norm of x (with its projection)
+        //    or the final one
+        let post = Normed::add_norm(&add_norm, [&x, &mix, &l.post_norm], [&x2, &h], &fusions);
+        crate::model::mlp(dev, &post, [&l.gate_up, &l.down], &gate_up, &act, &mix)?;
+        match w.layers.get(li + 1) {
+            Some(next) => input = Normed::add_norm(&add_norm, [&x2, &mix, &next.in_norm], [&x, &h], &fusions),
+            None => {
+                dev.run(&add_norm, &[&x2, &mix, &w.final_norm], &[&x, &h])?;
+                hidden(li + 1, dev, &x)?;
+            }
+        }
     }
     // 8. the sampled rows of h = final_norm(x) (an embedding lookup with h as the table), the LM
     //    head (tied: the embedding matrix); a step of prefill chunks only samples no row

@@ -206,3 +206,51 @@ fn swiglu_one(w: DType, (m, k, n): (usize, usize, usize)) -> Case {
         vec![TensorDesc::new(DType::F32, &[m, n / 2])],
     )
 }
+
+/// add_rms_norm_linear (a residual add + RMSNorm read inside the next projection): f32 a, b and
+/// sum, weights in every float dtype, the norm weight f32 or bf16, plain and 1 + w; a decode step
+/// at Qwen3-0.6B's q/k/v and gate/up shapes, a step of 3 and 4 rows (x rows a workgroup), a K of
+/// one pair a thread or less, N edges inside a workgroup's rows.
+pub fn add_norm_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for (m, k, n) in [
+        (1, 1024, 4096),
+        (1, 1024, 6144),
+        (3, 130, 33),
+        (4, 64, 67),
+        (1, 2048, 5),
+    ] {
+        for w in FLOATS {
+            for (nw, unit) in [(DType::F32, false), (DType::BF16, true)] {
+                let tag = format!("w{w}-nw{nw}{},N{n}", if unit { "+1" } else { "" });
+                let s = seed(&format!("anlin{tag}{m}{k}"));
+                v.push(Case::new(
+                    "add_rms_norm_linear",
+                    &tag,
+                    Op::AddRmsNormLinear {
+                        eps: 1e-6,
+                        unit_offset: unit,
+                    },
+                    vec![
+                        input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+                        input(DType::F32, &[m, k], Init::Normal { seed: s + 1, std: 0.5 }),
+                        input(nw, &[k], Init::Normal { seed: s + 2, std: 0.3 }),
+                        input(
+                            w,
+                            &[n, k],
+                            Init::Normal {
+                                seed: s ^ 7,
+                                std: 1.0 / (k as f32).sqrt(),
+                            },
+                        ),
+                    ],
+                    vec![
+                        TensorDesc::new(DType::F32, &[m, k]),
+                        TensorDesc::new(DType::F32, &[m, n]),
+                    ],
+                ));
+            }
+        }
+    }
+    v
+}

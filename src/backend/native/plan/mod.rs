@@ -80,6 +80,10 @@ pub fn supports(desc: &OpDesc) -> Support {
         Op::SwiGluLinear => Support::No(
             "no fused hip/ kernel for swiglu into the down projection yet: run swiglu and linear apart".into(),
         ),
+        Op::AddRmsNormLinear { .. } => Support::No(
+            "no fused hip/ kernel for a residual add + rms_norm read inside the projection yet: run add_rms_norm and linear apart"
+                .into(),
+        ),
         Op::LinearSwiGlu => Support::No(
             "no fused hip/ kernel for the gate/up projection's swiglu yet: run linear and swiglu apart".into(),
         ),
@@ -260,7 +264,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ],
             )
         }
-        Op::SwiGluLinear | Op::LinearSwiGlu => {
+        Op::SwiGluLinear | Op::LinearSwiGlu | Op::AddRmsNormLinear { .. } => {
             unreachable!("{} is refused by supports on the native backends", desc.op.name())
         }
         Op::Linear => {

@@ -30,35 +30,52 @@ impl Plan {
     }
 }
 /// The WGSL body of `plan` on `b`'s sources (shared prefix + kernel, generated lines filled
-/// in), built once per (source set, plan, aligned, swiglu) and kept for the process (a handful of
-/// plans per model). `aligned` and `swiglu` (its epilogue) matter to the coop kernel only.
-pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool, swiglu: bool) -> &'static str {
-    type Bodies = HashMap<(u64, Plan, bool, bool), &'static str>;
+/// in), built once per (source set, plan, aligned, swiglu, norm) and kept for the process (a
+/// handful of plans per model). `aligned` and `swiglu` (its epilogue) matter to the coop kernel
+/// only, `norm` (add_rms_norm_linear: x read as the normed a + b, matvec_norm.wgsl) to the matvec.
+pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool, swiglu: bool, norm: bool) -> &'static str {
+    type Bodies = HashMap<(u64, Plan, bool, bool, bool), &'static str>;
     static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
     let coop = matches!(plan, Plan::Coop(_));
-    let (aligned, swiglu) = (aligned && coop, swiglu && coop);
-    cache.entry((b.sources_id(), plan, aligned, swiglu)).or_insert_with(|| {
-        let src = match plan {
-            Plan::Matvec { r, mr, u, sg, .. } => {
-                format!("{}\n{}", b.source("linear.wgsl"), matvec_body(b, r, mr, u, sg))
-            }
-            Plan::Coop(c) => coop_body(b.source("linear_coop.wgsl"), c, aligned, swiglu),
-        };
-        Box::leak(src.into_boxed_str())
-    })
+    let (aligned, swiglu, norm) = (aligned && coop, swiglu && coop, norm && !coop);
+    cache
+        .entry((b.sources_id(), plan, aligned, swiglu, norm))
+        .or_insert_with(|| {
+            let src = match plan {
+                Plan::Matvec { r, mr, u, sg, .. } => {
+                    let prefix = if norm { b.source("matvec_norm.wgsl") } else { "" };
+                    format!(
+                        "{}\n{prefix}\n{}",
+                        b.source("linear.wgsl"),
+                        matvec_body(b, r, mr, u, sg, norm)
+                    )
+                }
+                Plan::Coop(c) => coop_body(b.source("linear_coop.wgsl"), c, aligned, swiglu),
+            };
+            Box::leak(src.into_boxed_str())
+        })
 }
 
-/// shaders/matvec.wgsl with its `//@` lines unrolled over r < R, i < MR, u < U.
-fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
+/// shaders/matvec.wgsl with its `//@` lines unrolled over r < R, i < MR, u < U. With `norm`
+/// (add_rms_norm_linear), x row i is rms_norm(a + b, nw): each step loads the pair of a + b
+/// (`t`), weighs it by the norm weight into the x pair, adds its squares to ss{i} (reduced after
+/// the outputs, sums ACC + i) and, in the workgroup of the first weight rows, stores the sum;
+/// `y_of` scales each output by its row's RMS factor. K is even there (no odd tail).
+fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool, norm: bool) -> String {
     let (rs, is) = (0..r, 0..mr);
     let accs = || rs.clone().flat_map(|r| is.clone().map(move |i| (r, i)));
     let mut decl = String::new();
     for r in rs.clone() {
         decl += &format!("let wr{r} = p.offs[0].y + min(n0 + {r}u, p.n - 1u) * p.k;\n");
     }
+    // the norm's loaders add the binding offsets themselves (ld_x, ld_b)
+    let x_off = if norm { "" } else { "p.offs[0].x + " };
     for i in is.clone() {
-        decl += &format!("let xr{i} = p.offs[0].x + min(m0 + {i}u, p.m - 1u) * p.k;\n");
+        decl += &format!("let xr{i} = {x_off}min(m0 + {i}u, p.m - 1u) * p.k;\n");
+        if norm {
+            decl += &format!("var ss{i} = 0.0;\n");
+        }
     }
     for (r, i) in accs() {
         decl += &format!("var a{r}_{i} = 0.0;\n");
@@ -67,8 +84,16 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
         let mut c = String::new();
         for s in 0..steps {
             c += &format!("let e{s} = 2u * (j + {s}u * WG);\n");
+            if norm {
+                c += &format!("let c{s} = nw_pair(e{s});\n");
+            }
             for i in is.clone() {
-                c += &format!("let x{s}_{i} = x_pair(xr{i} + e{s});\n");
+                if norm {
+                    c += &format!("let t{s}_{i} = sum_pair(xr{i} + e{s});\n");
+                    c += &format!("let x{s}_{i} = t{s}_{i} * c{s};\n");
+                } else {
+                    c += &format!("let x{s}_{i} = x_pair(xr{i} + e{s});\n");
+                }
             }
             for r in rs.clone() {
                 c += &format!("let w{s}_{r} = w_pair(wr{r} + e{s});\n");
@@ -78,30 +103,54 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool) -> String {
             let terms: Vec<String> = (0..steps).map(|s| format!("dot(x{s}_{i}, w{s}_{r})")).collect();
             c += &format!("a{r}_{i} += {};\n", terms.join(" + "));
         }
+        if norm {
+            for i in is.clone() {
+                let terms: Vec<String> = (0..steps).map(|s| format!("dot(t{s}_{i}, t{s}_{i})")).collect();
+                c += &format!("ss{i} += {};\n", terms.join(" + "));
+            }
+            c += "if (n0 == 0u) {\n";
+            for s in 0..steps {
+                for i in is.clone() {
+                    c +=
+                        &format!("    st_sum(xr{i} + e{s}, t{s}_{i}.x);\n    st_sum(xr{i} + e{s} + 1u, t{s}_{i}.y);\n");
+                }
+            }
+            c += "}\n";
+        }
         c
     };
     let mut odd = String::new();
-    for r in rs.clone() {
-        odd += &format!("let wl{r} = ld_w(min(n0 + {r}u, p.n - 1u) * p.k + kl);\n");
-    }
-    for (r, i) in accs() {
-        odd += &format!("a{r}_{i} += x_one(min(m0 + {i}u, p.m - 1u) * p.k + kl) * wl{r};\n");
+    if !norm {
+        for r in rs.clone() {
+            odd += &format!("let wl{r} = ld_w(min(n0 + {r}u, p.n - 1u) * p.k + kl);\n");
+        }
+        for (r, i) in accs() {
+            odd += &format!("a{r}_{i} += x_one(min(m0 + {i}u, p.m - 1u) * p.k + kl) * wl{r};\n");
+        }
     }
     let mut to_red = String::new();
-    for (r, i) in accs() {
-        let slot = (r * mr + i) as usize;
+    let sums = accs()
+        .map(|(r, i)| (format!("a{r}_{i}"), r * mr + i))
+        .chain(is.clone().filter(|_| norm).map(|i| (format!("ss{i}"), r * mr + i)));
+    for (v, slot) in sums {
         to_red += &if sg {
-            format!("{{ let s = sg_sum(a{r}_{i}, sgs); if (sgi == 0u) {{ red[{slot}u * STRIDE + sgid] = s; }} }}\n")
+            format!("{{ let s = sg_sum({v}, sgs); if (sgi == 0u) {{ red[{slot}u * STRIDE + sgid] = s; }} }}\n")
         } else {
-            format!("red[{slot}u * STRIDE + lid] = a{r}_{i};\n")
+            format!("red[{slot}u * STRIDE + lid] = {v};\n")
         };
     }
+    let y_of = if norm {
+        "fn y_of(a: u32, i: u32) -> f32 { return red[a * STRIDE] * norm_scale(red[(ACC + i) * STRIDE]); }"
+    } else {
+        "fn y_of(a: u32, i: u32) -> f32 { return red[a * STRIDE]; }"
+    };
     let parts = [
         ("decl", decl),
         ("trip_U", trip(u)),
         ("trip_1", trip(1)),
         ("odd", odd),
         ("to_red", to_red),
+        ("y_of", y_of.to_string()),
     ];
     fill(
         &format!(

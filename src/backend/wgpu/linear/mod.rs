@@ -18,6 +18,7 @@
 //!
 //! `plan` picks the kernel and its shape; `linear::sweep` (an ignored test) times the candidates.
 //! Any element offsets and any M, N, K are handled (16-bit rows of odd K start mid-word).
+mod add_norm;
 mod body;
 mod coop;
 #[cfg(test)]
@@ -32,6 +33,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
+pub use add_norm::supports_add_norm;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
 
@@ -237,6 +239,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let swiglu = match op {
         Op::Linear => false,
         Op::SwiGluLinear => true,
+        Op::AddRmsNormLinear { .. } => return add_norm::record(b, op, i, o),
         Op::LinearSwiGlu => {
             let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
             return match coop_plan(b, (m, k, n), coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype)) {
@@ -258,7 +261,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         return Ok(());
     }
     let gemm_dtypes = !swiglu && coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype);
-    launch(b, plan(b, m, k, n, gemm_dtypes), i, o, swiglu)
+    launch(b, plan(b, m, k, n, gemm_dtypes), i, o, swiglu, None)
 }
 
 /// The operand dtypes the cooperative-matrix GEMM takes: f32 x and y, 16-bit weights.
@@ -266,19 +269,34 @@ fn coop_dtypes(x: DType, w: DType, y: DType) -> bool {
     x == DType::F32 && y == DType::F32 && matches!(w, DType::F16 | DType::BF16)
 }
 
-/// One linear; with `swiglu`, x is [M, 2K] (gate, up) pairs read through swiglu (X_KIND 3).
-fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: bool) -> Result<()> {
+/// add_rms_norm_linear's extra operands (add_norm.rs): the matvec reads x as rms_norm(x + b, nw)
+/// and stores x + b into `sum` (matvec_norm.wgsl).
+struct NormIn<'a> {
+    eps: f32,
+    unit_offset: bool,
+    b: &'a Tensor,
+    nw: &'a Tensor,
+    sum: &'a Tensor,
+}
+
+/// One linear; with `swiglu`, x is [M, 2K] (gate, up) pairs read through swiglu (X_KIND 3); with
+/// `norm`, x is the rows of a residual add + RMSNorm (add_rms_norm_linear, the matvec only).
+fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: bool, norm: Option<NormIn>) -> Result<()> {
     let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
-    for t in [i[0], i[1], o[0]] {
+    let extra = norm.as_ref().map(|nm| [nm.b, nm.nw, nm.sum]);
+    for t in [i[0], i[1], o[0]].into_iter().chain(extra.into_iter().flatten()) {
         if t.offset + t.numel() + 1 > u32::MAX as usize {
             return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
         }
     }
     if let Plan::Coop(c) = plan {
-        debug_assert!(!swiglu, "swiglu_linear stays on the matvec");
+        debug_assert!(
+            !swiglu && norm.is_none(),
+            "swiglu_linear and add_rms_norm_linear stay on the matvec"
+        );
         return launch_coop(b, c, i, o, false);
     }
-    let bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
+    let mut bindings = vec![read("x", i[0].dtype), read("w", i[1].dtype), write("y", o[0].dtype)];
     // Every pair load starts on a word: no 16-bit operand has an odd row start.
     let aligned = [i[0], i[1]]
         .iter()
@@ -288,28 +306,55 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         ("W_KIND", format!("{}u", kind(i[1].dtype))),
         ("ALIGNED", aligned.to_string()),
     ];
-    let (entry, body, groups) = match plan {
-        Plan::Matvec { wg, r, mr, u, sg } => {
-            assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
-            let s = stride(b, wg, sg);
-            consts
-                .extend([("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s)].map(|(c, v)| (c, format!("{v}u"))));
-            let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
-            ("matvec", body(b, plan, aligned, false), groups)
-        }
-        Plan::Coop(_) => unreachable!(),
+    let mut p = Params::new(m, n, k);
+    let mut tensors = vec![i[0], i[1], o[0]];
+    if let Some(nm) = &norm {
+        bindings.extend([
+            read("b", nm.b.dtype),
+            read("nw", nm.nw.dtype),
+            write("sum", nm.sum.dtype),
+        ]);
+        consts.push(("NW_OFFSET", nm.unit_offset.to_string()));
+        p.pad = nm.eps.to_bits();
+        tensors.extend([nm.b, nm.nw, nm.sum]);
+    }
+    let Plan::Matvec { wg, r, mr, u, sg } = plan else {
+        unreachable!()
     };
+    assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
+    let s = stride(b, wg, sg);
+    let ns = if norm.is_some() { mr } else { 0 };
+    consts.extend(
+        [("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s), ("NS", ns)].map(|(c, v)| (c, format!("{v}u"))),
+    );
+    let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
+    let body = body(b, plan, aligned, false, norm.is_some());
     let key = KernelKey {
-        entry,
+        entry: "matvec",
         bindings,
         variant: format!(
-            "{}{}{}",
+            "{}{}{}{}",
             plan.variant(),
             if aligned { "a" } else { "" },
-            if swiglu { "sw" } else { "" }
+            if swiglu { "sw" } else { "" },
+            match &norm {
+                Some(nm) if nm.unit_offset => "n1",
+                Some(_) => "n",
+                None => "",
+            }
         ),
     };
-    dispatch(b, &key, body, &consts, (m, k, n), i, o, groups)
+    if groups > u32::MAX as usize {
+        return Err(Error::Other(format!("linear: {groups} workgroups")));
+    }
+    b.dispatch(
+        &key,
+        body,
+        &consts,
+        bytemuck::bytes_of(&p),
+        &tensors,
+        grid(groups as u32),
+    )
 }
 
 /// One linear dispatch of either kernel: Params from (M, K, N), bindings x, w, y.
@@ -357,7 +402,7 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swi
     let c = if splits == 1 { c.split(0) } else { c };
     let tiles = |rows: usize| n.div_ceil(c.bn() as usize) * rows.div_ceil(c.tok() as usize);
     let (key, consts) = coop::spec(c, wd, aligned, swiglu && splits == 1);
-    let body = body(b, Plan::Coop(c), aligned, swiglu && splits == 1);
+    let body = body(b, Plan::Coop(c), aligned, swiglu && splits == 1, false);
     if splits == 1 {
         return dispatch(b, &key, body, &consts, (m, k, n), i, o, tiles(m));
     }

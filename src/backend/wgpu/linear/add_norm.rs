@@ -1,0 +1,96 @@
+//! add_rms_norm_linear on the matvec: a residual add + RMSNorm read inside the projection that
+//! follows it (shaders/matvec_norm.wgsl), so a one-token step records one dispatch where it
+//! recorded two, and the projection does not wait on a one-workgroup norm kernel. The norm is a
+//! per-row scale: the matvec sums (a + b) * nw against each weight row and, from the same loads,
+//! the row's sum of squares, then scales its outputs. Only where the plain linear of these
+//! operands takes the matvec (every M under FewRows, M below `COOP_FROM` with invariance off):
+//! where it takes the tensor-core kernel, add_rms_norm and that kernel apart (the model's choice,
+//! by `supports`), so a batch-invariant engine takes this op at every M or never.
+use super::{coop_dtypes, coop_plan, launch, plan, NormIn};
+use crate::backend::wgpu::{Support, WgpuBackend};
+use crate::backend::BatchInvariance;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::op::{Op, OpDesc};
+use crate::tensor::Tensor;
+
+/// Rows the fused matvec takes at most. Each workgroup loads a, b and nw for its x rows besides
+/// its weight rows, so wider steps (and the serving engine's invariant families, which would
+/// need it at every M) keep the norm apart: on the H200 the fused kernel under FewRows lost at 8
+/// sequences and in prefill chunks.
+const MAX_M: usize = 4;
+
+pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let (a, bb, nw, w) = (&desc.inputs[0], &desc.inputs[1], &desc.inputs[2], &desc.inputs[3]);
+    let (sum, y) = (&desc.outputs[0], &desc.outputs[1]);
+    if [a.dtype, bb.dtype, sum.dtype] != [DType::F32; 3] || w.dtype.is_quant() || nw.dtype.is_quant() {
+        return Support::No(format!(
+            "the fused matvec reads f32 a and b into an f32 sum, float weights (got a {}, b {}, sum {}, w {})",
+            a.dtype, bb.dtype, sum.dtype, w.dtype
+        ));
+    }
+    let (m, k, n) = (a.shape[0], w.shape[1], w.shape[0]);
+    if b.invariance() != BatchInvariance::Off || m > MAX_M {
+        return Support::No(format!(
+            "{m} rows under {:?}: the fused matvec is for a lone sequence's steps of at most {MAX_M} rows \
+             (batch invariance off); add_rms_norm, then the linear",
+            b.invariance()
+        ));
+    }
+    if k % 2 != 0 {
+        return Support::No(format!("K {k} is odd: the fused matvec reads whole pairs"));
+    }
+    if coop_plan(b, (m, k, n), coop_dtypes(DType::F32, w.dtype, y.dtype)).is_some() {
+        return Support::No(format!(
+            "{m} rows take the tensor-core linear here ({:?}): add_rms_norm, then that linear",
+            b.invariance()
+        ));
+    }
+    if desc
+        .inputs
+        .iter()
+        .chain(&desc.outputs)
+        .any(|t| t.numel() > u32::MAX as usize / 2)
+    {
+        return Support::No("an operand has more than 2^31 elements".into());
+    }
+    Support::Yes
+}
+
+/// Inputs a, b, nw, w; outputs sum, y. Other workgroups read a and b while the first weight
+/// rows' workgroup stores the sum, so the sum may not share memory with them.
+pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::AddRmsNormLinear { eps, unit_offset } = *op else {
+        unreachable!()
+    };
+    // (`Backend::run` has checked `supports_add_norm`)
+    let (m, k, n) = (i[0].shape[0], i[3].shape[1], i[3].shape[0]);
+    for t in [i[0], i[1]] {
+        if overlaps(b, t, o[0])? {
+            return Err(Error::Other(
+                "add_rms_norm_linear: the sum shares memory with an input (other workgroups still read it)".into(),
+            ));
+        }
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let nm = NormIn {
+        eps,
+        unit_offset,
+        b: i[1],
+        nw: i[2],
+        sum: o[0],
+    };
+    launch(b, plan(b, m, k, n, false), &[i[0], i[3]], &[o[1]], false, Some(nm))
+}
+
+/// Whether two tensors share bytes of one buffer.
+fn overlaps(b: &WgpuBackend, x: &Tensor, y: &Tensor) -> Result<bool> {
+    if b.storage(x)?.id != b.storage(y)?.id {
+        return Ok(false);
+    }
+    let range = |t: &Tensor| (t.byte_offset(), t.byte_offset() + t.nbytes());
+    let ((x0, x1), (y0, y1)) = (range(x), range(y));
+    Ok(x0 < y1 && y0 < x1)
+}
