@@ -127,7 +127,7 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
-///       for them).
+///       for them); paged_gated_attention's too (it runs paged_attention's kernels on wgpu).
 ///   teeth::norm_row_length_short::add_rms_norm_linear[..]   shaders/matvec_norm.wgsl patched to
 ///       take the mean of squares over K - 2 elements: every case red.
 ///   teeth::norm_unit_offset_dropped::add_rms_norm_linear[..]   matvec_norm.wgsl's 1 + w patched
@@ -272,28 +272,28 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }
             Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
                 let seqs = paged_seqs(&case);
-                let plain = matches!(case.op, Op::PagedAttention { .. });
                 // one sequence of several rows: wgpu's lone-prefill tile, not the per-row kernels
-                let lone = plain && seqs.len() == 1 && seqs[0].0 > 1;
+                // (the gated op runs paged_attention's kernels between its own: paged_gated_split.rs)
+                let lone = seqs.len() == 1 && seqs[0].0 > 1;
+                let gated = matches!(case.op, Op::PagedGatedAttention { .. });
+                // paged_attention's key partitions are 64 keys: longer rows are combined
+                let long = seqs.iter().any(|&(_, kv)| kv > 64);
                 let mut bites = vec![
                     (
                         Tooth::Patched(block.clone()),
                         seqs.iter().any(|&(_, kv)| kv >= *block_size),
                     ),
+                    // the gated op's own kernels place a lone chunk's rows (new keys, RoPE) by it too
                     (
                         Tooth::Patched(causal.clone()),
-                        !lone && seqs.iter().any(|&(q, _)| q > 1),
+                        (!lone || gated) && seqs.iter().any(|&(q, _)| q > 1),
                     ),
+                    (Tooth::Patched(first_part.clone()), !lone && long),
+                    (Tooth::Patched(lone_pos.clone()), lone),
                 ];
-                if !plain {
+                if gated {
                     // the new keys' norm summed from half the threads' partials: every key wrong
                     bites.push((Tooth::Patched(key_norm.clone()), true));
-                }
-                if plain {
-                    // paged_attention's key partitions are 64 keys: longer rows are combined
-                    let long = seqs.iter().any(|&(_, kv)| kv > 64);
-                    bites.push((Tooth::Patched(first_part.clone()), !lone && long));
-                    bites.push((Tooth::Patched(lone_pos.clone()), lone));
                 }
                 bites
             }

@@ -19,6 +19,7 @@ mod linear;
 mod min_p;
 mod paged_attention;
 mod paged_attention_prefill;
+mod paged_gated_split;
 mod penalties;
 pub mod portability;
 mod profile;

@@ -23,7 +23,7 @@
 //! single-stream prefill tile instead (paged_attention_prefill.rs).
 use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
-use super::paged_attention_prefill;
+use super::{paged_attention_prefill, paged_gated_split};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -81,12 +81,12 @@ fn paged_smem(dh: usize, g: usize) -> usize {
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
-struct Params {
+pub(super) struct Params {
     offs: [u32; 12],
-    t: u32,
-    hq: u32,
+    pub(super) t: u32,
+    pub(super) hq: u32,
     hkv: u32,
-    dh: u32,
+    pub(super) dh: u32,
     group: u32,
     scale: f32,
     bs: u32,
@@ -213,6 +213,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         }
         return record_parts(b, p, consts, i, o[0]);
     }
+    let split = paged_gated_split::takes(b, op, i, o);
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
     let variant = format!("dh{dh}");
@@ -253,6 +254,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     kv_consts.push(("WG", format!("{KV_WG}u")));
     let kv_tensors = [i[1], i[2], i[4], i[5], i[6], i[7], i[8], o[1], o[2]];
     b.dispatch(&key, &body, &kv_consts, params, &kv_tensors, grid((t * hkv) as u32))?;
+    if split {
+        return paged_gated_split::record(b, op, p, &consts, i, o);
+    }
     // 2. attention over the pools as stored, gated
     let bindings: Vec<Binding> = vec![
         read("qg", i[0].dtype),
@@ -278,7 +282,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
 
 /// paged_attention: the partition pass over every (row, kv head, partition), then the combine
 /// where a row can have two partitions; in runs of rows whose records fit the scratch.
-fn record_parts(
+pub(super) fn record_parts(
     b: &WgpuBackend,
     mut p: Params,
     mut consts: Vec<(&str, String)>,

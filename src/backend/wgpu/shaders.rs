@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 75] = [
+pub const FILES: [(&str, &str); 77] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -115,6 +115,14 @@ pub const FILES: [(&str, &str); 75] = [
     (
         "paged_gated_attention.wgsl",
         include_str!("../../../shaders/paged_gated_attention.wgsl"),
+    ),
+    (
+        "paged_gated_q.wgsl",
+        include_str!("../../../shaders/paged_gated_q.wgsl"),
+    ),
+    (
+        "paged_gated_out.wgsl",
+        include_str!("../../../shaders/paged_gated_out.wgsl"),
     ),
     (
         "paged_gated_attention_kv.wgsl",

@@ -232,8 +232,8 @@ fn gated_scenarios() -> Vec<GatedScenario> {
         (4, 2, 64, 16, vec![(7, 7), (5, 21)], false, 16),
         (4, 2, 64, 16, vec![(1, 20), (4, 36)], true, 16),
         (8, 2, 256, 16, vec![(1, 300), (9, 40), (1, 1)], false, 64),
-        // one sequence of several rows: a first chunk, and a chunk after a cached prefix of more
-        // than one key partition
+        // one sequence of several rows (wgpu's lone prefill tile under invariance off): a first
+        // chunk, and a chunk after a cached prefix of more than one key partition
         (4, 2, 64, 16, vec![(70, 70)], false, 16),
         (8, 2, 256, 16, vec![(9, 140)], false, 64),
     ]
