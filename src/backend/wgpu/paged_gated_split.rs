@@ -8,6 +8,7 @@
 //!      in order (so a long row is many workgroups' work, not one's), and under batch invariance
 //!      off a lone sequence's prefill chunk on the prefill tile (paged_attention_prefill.rs);
 //!   3. paged_gated_out.wgsl: the attention output times sigmoid(gate), in o's dtype.
+//!
 //! The per-row single kernel (paged_gated_attention.wgsl) walks a row's keys in one workgroup:
 //! at a 2048-token context that is most of a Qwen3.5 decode step. Every step computes a row from
 //! its own data in an order fixed by the row alone, so the split keeps batch invariance.
