@@ -134,6 +134,9 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       to w: the cases with a 1 + w norm weight red, the others green.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red.
+///   teeth::gate_sign_flipped / query_norm_offset_dropped::paged_gated_attention[..]   the split's
+///       paged_gated_out.wgsl with sigmoid(-gate), paged_gated_q.wgsl with the query norm's
+///       weight without its 1 +: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -205,6 +208,18 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "paged_gated_attention_kv.wgsl",
         "let total = wg_sum(ss, lid);",
         "let total = wg_sum(select(0.0, ss, lid < WG / 2u), lid);",
+    ));
+    let gate_sign = Arc::new(Patched::new(
+        "gate_sign_flipped",
+        "paged_gated_out.wgsl",
+        "/ (1.0 + exp(-gate))",
+        "/ (1.0 + exp(gate))",
+    ));
+    let q_offset = Arc::new(Patched::new(
+        "query_norm_offset_dropped",
+        "paged_gated_q.wgsl",
+        "let a = ld_qg(qrow + e) * inv * (1.0 + ld_qn(e));",
+        "let a = ld_qg(qrow + e) * inv * ld_qn(e);",
     ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",
@@ -292,8 +307,11 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                     (Tooth::Patched(lone_pos.clone()), lone),
                 ];
                 if gated {
-                    // the new keys' norm summed from half the threads' partials: every key wrong
+                    // the new keys' norm summed from half the threads' partials: every key wrong;
+                    // the split's gate and query kernels (paged_gated_split.rs): every row wrong
                     bites.push((Tooth::Patched(key_norm.clone()), true));
+                    bites.push((Tooth::Patched(gate_sign.clone()), true));
+                    bites.push((Tooth::Patched(q_offset.clone()), true));
                 }
                 bites
             }
