@@ -2,16 +2,16 @@
 //! follows it (shaders/matvec_norm.wgsl), so a one-token step records one dispatch where it
 //! recorded two, and the projection does not wait on a one-workgroup norm kernel. The norm is a
 //! per-row scale: the matvec sums (a + b) * nw against each weight row and, from the same loads,
-//! the row's sum of squares, then scales its outputs. Only where the plain linear of these
-//! operands takes the matvec (every M under FewRows, M below `COOP_FROM` with invariance off):
-//! where it takes the tensor-core kernel, add_rms_norm and that kernel apart (the model's choice,
-//! by `supports`), so a batch-invariant engine takes this op at every M or never.
-use super::{coop_dtypes, coop_plan, launch, plan, NormIn};
+//! the row's sum of squares, then scales its outputs. Only for a lone sequence's steps (batch
+//! invariance off, at most `MAX_M` rows: decode, below the tensor-core kernel's rows); elsewhere
+//! add_rms_norm and the linear apart (the model's choice, by `supports`), so the serving engine's
+//! invariant families never take it.
+use super::{launch, plan, NormIn};
 use crate::backend::wgpu::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{Op, OpDesc};
+use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::Tensor;
 
 /// Rows the fused matvec takes at most. Each workgroup loads a, b and nw for its x rows besides
@@ -29,7 +29,7 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
             a.dtype, bb.dtype, sum.dtype, w.dtype
         ));
     }
-    let (m, k, n) = (a.shape[0], w.shape[1], w.shape[0]);
+    let (m, k) = (a.shape[0], w.shape[1]);
     if b.invariance() != BatchInvariance::Off || m > MAX_M {
         return Support::No(format!(
             "{m} rows under {:?}: the fused matvec is for a lone sequence's steps of at most {MAX_M} rows \
@@ -40,21 +40,9 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if k % 2 != 0 {
         return Support::No(format!("K {k} is odd: the fused matvec reads whole pairs"));
     }
-    if coop_plan(b, (m, k, n), coop_dtypes(DType::F32, w.dtype, y.dtype)).is_some() {
-        return Support::No(format!(
-            "{m} rows take the tensor-core linear here ({:?}): add_rms_norm, then that linear",
-            b.invariance()
-        ));
-    }
-    if desc
-        .inputs
-        .iter()
-        .chain(&desc.outputs)
-        .any(|t| t.numel() > u32::MAX as usize / 2)
-    {
-        return Support::No("an operand has more than 2^31 elements".into());
-    }
-    Support::Yes
+    // the linear's own limits, on the normed rows it reads (a, b and sum have their shape)
+    let h = TensorDesc::new(DType::F32, &a.shape);
+    super::supports(b, &OpDesc::new(Op::Linear, vec![h, w.clone()], vec![y.clone()]))
 }
 
 /// Inputs a, b, nw, w; outputs sum, y. Other workgroups read a and b while the first weight
