@@ -1,11 +1,10 @@
 // paged_gated_attention split (paged_gated_split.rs), step 1: one workgroup of NT threads per
 // (query row t, query head h): the query half of qg [T, Hq, 2 Dh] normed (x̂ (1 + qn): strided
-// partials, then a tree of fixed shape, as paged_gated_attention.wgsl) and rotated at the row's
-// position, into q [T, Hq, Dh] (f32, unscaled: paged_attention scales). A row whose description
-// does not hold together gets NaN.
-// Bindings: qg, qn, cos, sin, bt, seqs (read), q (write). Constants: DH4, NT (a power of two).
-
-var<workgroup> qss_s: array<f32, NT>;
+// partials summed by wg_sum of wg_tree.wgsl with WG = NT, the tree paged_gated_attention.wgsl
+// has) and rotated at the row's position, into q [T, Hq, Dh] (f32, unscaled: paged_attention
+// scales). A row whose description does not hold together gets NaN.
+// Bindings: qg, qn, cos, sin, bt, seqs (read), q (write). Constants: DH4, NT (a power of two), WG
+// (= NT).
 
 @compute @workgroup_size(NT)
 fn paged_gated_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -24,14 +23,7 @@ fn paged_gated_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         let a = ld_qg(qrow + d);
         ss += a * a;
     }
-    qss_s[tid] = ss;
-    workgroupBarrier();
-    for (var w = NT / 2u; w > 0u; w >>= 1u) {
-        if (tid < w) {
-            qss_s[tid] += qss_s[tid + w];
-        }
-        workgroupBarrier();
-    }
+    let total = wg_sum(ss, tid);
     if (row.z == 0u) {
         let nan = bitcast<f32>(nan_bits);
         for (var d = tid; d < p.dh; d += NT) {
@@ -40,7 +32,7 @@ fn paged_gated_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         return;
     }
     let pos = row.y - 1u;
-    let inv = 1.0 / sqrt(qss_s[0] / f32(p.dh) + p.eps);
+    let inv = 1.0 / sqrt(total / f32(p.dh) + p.eps);
     // item e < half rotates the pair (e, e + half); the rest pass the dims past 2 * half through
     let rot = 2u * p.half;
     for (var e = tid; e < p.half + p.dh - rot; e += NT) {

@@ -83,9 +83,16 @@ pub(super) fn record(
         ],
         variant: format!("dh{dh}"),
     };
-    let body = format!("{head}{}", b.source("paged_gated_q.wgsl"));
+    // the query norm's tree is wg_sum's over the NT threads
+    let body = format!("{head}{}{}", b.source("wg_tree.wgsl"), b.source("paged_gated_q.wgsl"));
+    let nt = consts
+        .iter()
+        .find(|(c, _)| *c == "NT")
+        .map(|(_, v)| v.clone())
+        .expect("paged_attention's consts hold NT");
+    let q_consts: Vec<(&str, String)> = consts.iter().cloned().chain([("WG", nt)]).collect();
     let tensors = [i[0], i[3], i[5], i[6], i[7], i[8], &q];
-    b.dispatch(&key, &body, consts, params, &tensors, grid((t * hq) as u32))?;
+    b.dispatch(&key, &body, &q_consts, params, &tensors, grid((t * hq) as u32))?;
     // 2. attention over the pools
     let plain = plain(op, o[1].shape[1]);
     let ins = [&q, o[1], o[2], i[7], i[8]];
