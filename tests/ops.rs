@@ -8,7 +8,7 @@
 //! With WGLLM_REQUIRE_GPU=1 (set by CI), finding no wgpu adapter is a failure.
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::sync::Arc;
-use wgllm::backend::wgpu::WgpuBackend;
+use wgllm::backend::wgpu::{Tuning, WgpuBackend};
 use wgllm::backend::Backend;
 use wgllm::op::Op;
 use wgllm::parity::case::Case;
@@ -127,7 +127,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
-///       for them); paged_gated_attention's too (it runs paged_attention's kernels on wgpu).
+///       for them), but a short lone decode step (below); paged_gated_attention's too (it runs
+///       paged_attention's kernels on wgpu).
 ///   teeth::norm_row_length_short::add_rms_norm_linear[..]   shaders/matvec_norm.wgsl patched to
 ///       take the mean of squares over K - 2 elements: every case red.
 ///   teeth::norm_unit_offset_dropped::add_rms_norm_linear[..]   matvec_norm.wgsl's 1 + w patched
@@ -136,7 +137,12 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red.
 ///   teeth::gate_sign_flipped / query_norm_offset_dropped::paged_gated_attention[..]   the split's
 ///       paged_gated_out.wgsl with sigmoid(-gate), paged_gated_q.wgsl with the query norm's
-///       weight without its 1 +: every case red.
+///       weight without its 1 +: every case red but a lone decode step over a table of at most
+///       `Tuning::lone_keys` keys, which takes the per-row kernel (paged_gated_attention.wgsl):
+///       row_gate_sign_flipped patches its gate so and turns those red.
+///   teeth::lone_partition_cut::paged_attention[..]   paged_attention_rows.wgsl patched to take a
+///       row as one partition only up to 64 keys: the lone decode steps over a short table with a
+///       row over 64 keys (one partition of up to lone_keys keys) red, every other case green.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -190,6 +196,20 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "paged_attention_combine.wgsl",
         "    i = 0u;",
         "    i = 1u;",
+    ));
+    // a lone decode step's one partition of up to Tuning::lone_keys keys, taken as final only
+    // when the row fits 64 keys: its longer rows' output never written
+    let lone_part = Arc::new(Patched::new(
+        "lone_partition_cut",
+        "paged_attention_rows.wgsl",
+        "one_part = row.y <= PK;",
+        "one_part = row.y <= 64u;",
+    ));
+    let row_gate = Arc::new(Patched::new(
+        "row_gate_sign_flipped",
+        "paged_gated_attention.wgsl",
+        "o = o / (1.0 + exp(-gate));",
+        "o = o / (1.0 + exp(gate));",
     ));
     let conv_fresh = Arc::new(Patched::new(
         "fresh_state_read",
@@ -293,6 +313,10 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 let gated = matches!(case.op, Op::PagedGatedAttention { .. });
                 // paged_attention's key partitions are 64 keys: longer rows are combined
                 let long = seqs.iter().any(|&(_, kv)| kv > 64);
+                // a lone decode step over a short table (Tuning::lone_keys): one partition of its
+                // keys, no combine; the gated op's per-row kernel instead of the split
+                let mb = case.inputs[if gated { 7 } else { 3 }].desc.shape[1];
+                let short = seqs.len() == 1 && seqs[0].0 == 1 && mb * block_size <= Tuning::defaults().lone_keys;
                 let mut bites = vec![
                     (
                         Tooth::Patched(block.clone()),
@@ -303,15 +327,18 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                         Tooth::Patched(causal.clone()),
                         (!lone || gated) && seqs.iter().any(|&(q, _)| q > 1),
                     ),
-                    (Tooth::Patched(first_part.clone()), !lone && long),
+                    (Tooth::Patched(first_part.clone()), !lone && !short && long),
                     (Tooth::Patched(lone_pos.clone()), lone),
+                    (Tooth::Patched(lone_part.clone()), !gated && short && long),
                 ];
                 if gated {
                     // the new keys' norm summed from half the threads' partials: every key wrong;
-                    // the split's gate and query kernels (paged_gated_split.rs): every row wrong
+                    // the split's gate and query kernels (paged_gated_split.rs), or the per-row
+                    // kernel's gate: every row wrong
                     bites.push((Tooth::Patched(key_norm.clone()), true));
-                    bites.push((Tooth::Patched(gate_sign.clone()), true));
-                    bites.push((Tooth::Patched(q_offset.clone()), true));
+                    bites.push((Tooth::Patched(gate_sign.clone()), !short));
+                    bites.push((Tooth::Patched(q_offset.clone()), !short));
+                    bites.push((Tooth::Patched(row_gate.clone()), short));
                 }
                 bites
             }

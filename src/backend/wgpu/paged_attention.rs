@@ -13,9 +13,13 @@
 //!   The grid has ceil(MB * BS / PARTITION) partitions a row (the engine keeps MB to the blocks
 //!   the step uses); the scratch holds the records of as many rows as `Tuning::paged_scratch`
 //!   allows, the rows beyond going in further dispatch pairs.
+//!   A lone sequence's decode step under batch invariance off whose table spans at most
+//!   `Tuning::lone_keys` keys takes them as one partition instead (`lone_partition`): no combine.
 //! paged_gated_attention: paged_decode_attend.wgsl + attention_decode_loop.wgsl (decode_attend,
 //! one workgroup per (query row, query head)), two dispatches: paged_gated_attention_kv.wgsl (new
 //! k / v into the pools, a workgroup per token and kv head) then paged_gated_attention.wgsl.
+//! On wgpu it runs paged_attention's kernels between its own instead (paged_gated_split.rs),
+//! except for such a short lone decode step.
 //! Every query row is its own workgroups, decode and prefill alike, and its key partitions are
 //! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
 //! prefill tile that shares key reads between rows under the same per-row order is the speed
@@ -25,6 +29,7 @@ use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{paged_attention_prefill, paged_gated_split};
 use super::{Support, WgpuBackend};
+use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
@@ -60,6 +65,16 @@ fn part_hr(dh: usize, g: usize) -> (usize, usize) {
 /// paged_attention's partitions a row in the grid: enough for the longest block-table row.
 fn partitions(mb: usize, bs: usize) -> usize {
     (mb * bs).div_ceil(PARTITION).max(1)
+}
+
+/// A lone sequence's decode step whose block table spans at most `Tuning::lone_keys` keys: its
+/// row's keys in one partition of that many keys rounded up to CHUNK (paged_attention) and the
+/// gated op's per-row kernel. Batch invariance off only: the row's bits then depend on its table
+/// width, which no other mode allows.
+fn lone_partition(b: &WgpuBackend, p: &Params) -> Option<usize> {
+    let keys = (p.mb * p.bs) as usize;
+    (b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && keys <= b.tuning.lone_keys)
+        .then(|| keys.div_ceil(CHUNK).max(1) * CHUNK)
 }
 
 /// f32 words of one query row's partition records (paged_attention_rows.wgsl: Hq heads x `np`
@@ -213,7 +228,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         }
         return record_parts(b, p, consts, i, o[0]);
     }
-    let split = paged_gated_split::takes(b, op, i, o);
+    let split = lone_partition(b, &p).is_none() && paged_gated_split::takes(b, op, i, o);
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
     let variant = format!("dh{dh}");
@@ -291,7 +306,9 @@ pub(super) fn record_parts(
 ) -> Result<()> {
     let (t, hq, hkv, dh) = (p.t as usize, p.hq as usize, p.hkv as usize, p.dh as usize);
     let g = hq / hkv;
-    let np = partitions(p.mb as usize, p.bs as usize);
+    let lone = lone_partition(b, &p);
+    let pk = lone.unwrap_or(PARTITION);
+    let np = (p.mb as usize * p.bs as usize).div_ceil(pk).max(1);
     let words = row_words(hq, dh, np);
     // rows a dispatch pair: as many as the scratch budget holds (at least one: supports() has
     // checked that one row's records fit a binding)
@@ -302,7 +319,7 @@ pub(super) fn record_parts(
     consts.extend([
         ("G", format!("{g}u")),
         ("CK", format!("{CHUNK}u")),
-        ("PK", format!("{PARTITION}u")),
+        ("PK", format!("{pk}u")),
         ("PART", format!("{part}u")),
         ("HR", format!("{hr}u")),
     ]);
@@ -332,7 +349,11 @@ pub(super) fn record_parts(
     let key = KernelKey {
         entry: "paged_attention",
         bindings,
-        variant: format!("dh{dh}g{g}{}", if even { "e" } else { "" }),
+        variant: format!(
+            "dh{dh}g{g}{}{}",
+            if even { "e" } else { "" },
+            lone.map(|k| format!("pk{k}")).unwrap_or_default()
+        ),
     };
     let combine = (np > 1).then(|| combine_kernel(b, dh, o.dtype));
     p.np = np as u32;

@@ -92,6 +92,13 @@ pub struct Tuning {
     /// holds a 64-sequence decode step with 32 query heads of head_dim 128 and up to 7,936 keys
     /// a table row in one pair.
     pub paged_scratch: u64,
+    /// Keys a lone sequence's decode step (batch invariance off, one sequence, one query row) may
+    /// span in its block table and still attend in one workgroup walk a head: paged_attention
+    /// takes them as one partition (no combine pass), Qwen3.5's gated attention takes its per-row
+    /// kernel (not the split's four dispatches). Past it the 64-key partitions win: a short row
+    /// has too few keys for the extra dispatches to pay for themselves, a long one too many for
+    /// one workgroup's walk.
+    pub lone_keys: usize,
 }
 
 impl Tuning {
@@ -130,6 +137,7 @@ impl Tuning {
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,
             paged_scratch: 128 << 20,
+            lone_keys: 256,
         }
     }
 

@@ -168,6 +168,11 @@ fn scenarios() -> Vec<Scenario> {
         // wgpu's prefill tile), blocks of 8 and 24 keys: a tile's key block spans table entries
         (4, 2, 64, 8, vec![(33, 70)], false),
         (8, 2, 128, 24, vec![(40, 150)], false),
+        // a lone decode step (invariance off): a table of 128 keys and of 224 (one partition of
+        // them, Tuning::lone_keys), and of 320 (64-key partitions and the combine)
+        (8, 2, 128, 16, vec![(1, 100)], false),
+        (16, 8, 128, 16, vec![(1, 200)], false),
+        (8, 2, 128, 16, vec![(1, 300)], false),
     ]
 }
 
@@ -236,6 +241,10 @@ fn gated_scenarios() -> Vec<GatedScenario> {
         // chunk, and a chunk after a cached prefix of more than one key partition
         (4, 2, 64, 16, vec![(70, 70)], false, 16),
         (8, 2, 256, 16, vec![(9, 140)], false, 64),
+        // a lone decode step: a table of 176 keys (the per-row kernel, Tuning::lone_keys) and of
+        // 320 (the split)
+        (8, 2, 256, 16, vec![(1, 150)], false, 64),
+        (8, 2, 256, 16, vec![(1, 300)], false, 64),
     ]
 }
 

@@ -20,6 +20,28 @@ fn secs_per_op(b: &WgpuBackend, plan: Plan, x: &Tensor, ws: &[Tensor], y: &Tenso
     Ok(t.elapsed().as_secs_f64() / iters as f64)
 }
 
+/// GPU time a dispatch of `plan` takes in a chain of dependent ones (profile.rs: each charged from
+/// the previous one's end), over `iters` dispatches; None without timestamps.
+fn gpu_secs_per_op(
+    b: &WgpuBackend,
+    plan: Plan,
+    x: &Tensor,
+    ws: &[Tensor],
+    y: &Tensor,
+    iters: usize,
+) -> Result<Option<f64>> {
+    if !b.set_profiling(true)? {
+        return Ok(None);
+    }
+    secs_per_op(b, plan, x, ws, y, iters)?;
+    let (ns, n) = b
+        .profile()
+        .iter()
+        .fold((0.0, 0), |(t, n), k| (t + k.ns, n + k.dispatches));
+    b.set_profiling(false)?;
+    Ok(Some(ns * 1e-9 / n.max(1) as f64))
+}
+
 /// Warm up (and compile), then about `budget` seconds of timed dispatches.
 fn measure(b: &WgpuBackend, plan: Plan, x: &Tensor, ws: &[Tensor], y: &Tensor, budget: f64) -> Result<f64> {
     secs_per_op(b, plan, x, ws, y, 1)?; // compiles the pipeline
@@ -38,6 +60,11 @@ fn candidates(m: usize) -> Vec<Plan> {
             (64, 4, 2),
             (64, 1, 4),
             (256, 2, 4),
+            (64, 1, 8),
+            (128, 1, 4),
+            (256, 1, 2),
+            (32, 1, 8),
+            (32, 2, 4),
         ] {
             v.push(Plan::Matvec {
                 wg,
@@ -240,6 +267,7 @@ fn sweep() {
         .unwrap_or_default()
         .to_ascii_lowercase();
     let coop_only = std::env::var("WGLLM_LINEAR_SWEEP").is_ok_and(|v| v == "coop");
+    let m1_only = std::env::var("WGLLM_LINEAR_SWEEP").is_ok_and(|v| v == "m1");
     use DType::*;
     // Qwen3-0.6B's projections (q/k/v stacked, gate/up stacked, down, LM head; o and a 2048-wide
     // K) at decode and prefill batch sizes
@@ -250,7 +278,7 @@ fn sweep() {
         (2048, 1024, BF16),
         (1024, 151936, BF16),
     ];
-    let ms = [1usize, 8, 16, 32, 64, 256, 2048];
+    let ms: &[usize] = if m1_only { &[1] } else { &[1, 8, 16, 32, 64, 256, 2048] };
     let t0 = Instant::now();
     let mut fails = vec![];
     for b in WgpuBackend::all().into_iter().filter(|b| b.name().contains(&want)) {
@@ -298,7 +326,7 @@ fn sweep() {
             let wbytes = n * k * wd.size();
             let copies = ((256usize << 20) / wbytes).clamp(1, 64);
             let ws: Vec<Tensor> = (0..copies).map(|_| b.alloc(wd, &[n, k]).unwrap()).collect();
-            for m in ms {
+            for &m in ms {
                 if cpu && m * k * n > 1 << 24 {
                     continue;
                 }
@@ -324,34 +352,40 @@ fn sweep() {
                 cands.extend(coop::plans());
                 let mut rows = vec![];
                 let mut empty = f64::MAX;
+                let gpu_empty = gpu_secs_per_op(&b, tiny_plan, &tiny.0, &tiny.1, &tiny.2, 500).unwrap();
                 for p in cands.into_iter().filter(|&p| fits(&b, p)) {
                     empty = empty.min(measure(&b, tiny_plan, &tiny.0, &tiny.1, &tiny.2, budget / 10.0).unwrap());
                     match measure(&b, p, &x, &ws, &y, budget) {
-                        Ok(t) => rows.push((t, p)),
+                        Ok(t) => {
+                            let g = gpu_secs_per_op(&b, p, &x, &ws, &y, 500).unwrap();
+                            rows.push((t, p, g))
+                        }
                         Err(e) => println!("  {} failed: {e}", p.variant()),
                     }
                 }
-                rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+                rows.sort_by(|a, b| a.2.unwrap_or(a.0).total_cmp(&b.2.unwrap_or(b.0)));
                 println!(
-                    "M{m} K{k} N{n} w{wd} ({copies} copies, {n_matvec} matvec plans, empty dispatch {:.1} us, {:.0} s):",
+                    "M{m} K{k} N{n} w{wd} ({copies} copies, {n_matvec} matvec plans, empty dispatch {:.1} us, on the GPU {:.1} us, {:.0} s):",
                     empty * 1e6,
+                    gpu_empty.unwrap_or(f64::NAN) * 1e6,
                     t0.elapsed().as_secs_f64()
                 );
                 let mut shown_matvec = 0;
-                for (t, p) in &rows {
+                for (t, p, g) in &rows {
                     let net = (t - empty).max(1e-9);
                     let is_coop = matches!(p, Plan::Coop(_));
                     if !is_coop {
                         shown_matvec += 1;
                     }
-                    if is_coop || shown_matvec <= 3 || *p == chosen {
+                    if is_coop || shown_matvec <= 3 || m1_only || *p == chosen {
                         println!(
-                            "  {:<26} {:>9.1} us  net {:>9.1} us  {:>6.0} GB/s  {:>6.1} TFLOP/s{}",
+                            "  {:<26} {:>9.1} us  net {:>9.1} us  {:>6.0} GB/s  {:>6.1} TFLOP/s  GPU {:>7.1} us{}",
                             p.variant(),
                             t * 1e6,
                             net * 1e6,
                             wbytes as f64 / net / 1e9,
                             flops / net / 1e12,
+                            g.unwrap_or(f64::NAN) * 1e6,
                             if *p == chosen { "  <- plan()" } else { "" }
                         );
                     }
