@@ -33,7 +33,7 @@ pub struct BenchArgs {
     quant: Option<String>,
     #[arg(long)]
     device: Option<String>,
-    /// Decode steps to time (after 8 warm-up steps)
+    /// Decode steps a timed run (three runs after at least a second of warm-up runs; their mean)
     #[arg(long, default_value_t = 128)]
     decode: usize,
     /// Prefill lengths to time
@@ -63,6 +63,11 @@ pub struct BenchArgs {
     #[command(flatten)]
     op: super::bench_op::OpArgs,
 }
+
+/// Timed decode runs (`--decode` steps each) whose mean `bench` reports, as llama-bench's `-r 3`.
+const DECODE_REPS: usize = 3;
+/// Seconds of untimed decode runs before them (at least one run).
+const WARM_S: f64 = 1.0;
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.op.op.is_some() {
@@ -157,14 +162,30 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let ms = |s: f64| 1e3 * s / 16.0;
     let (record_ms, submit_ms, wait_ms) = (ms(record_s), ms(submit_s), ms(wait_s));
-    // The timed decode is the engine's own generate loop (pipelined on wgpu).
-    let mut first = None;
-    let steps = e.generate(&prompt, a.decode + 1, &mut sampler, None, false, &mut |_| {
-        first.get_or_insert_with(Instant::now);
-        true
-    })?;
-    let dt = first.map(|f| f.elapsed().as_secs_f64()).unwrap_or(1.0);
-    let decode_tps = (steps.len() - 1) as f64 / dt;
+    // The timed decode is the engine's own generate loop (pipelined on wgpu), timed as
+    // llama-bench times its tg runs: warm-up runs first, then DECODE_REPS runs, their mean and
+    // spread. The warm-up lasts at least WARM_S: a GPU that sat idle starts at idle clocks.
+    let mut decode_run = |e: &mut Engine| -> Result<f64> {
+        let mut first = None;
+        let steps = e.generate(&prompt, a.decode + 1, &mut sampler, None, false, &mut |_| {
+            first.get_or_insert_with(Instant::now);
+            true
+        })?;
+        let dt = first.map(|f| f.elapsed().as_secs_f64()).unwrap_or(1.0);
+        Ok((steps.len() - 1) as f64 / dt)
+    };
+    let warm = Instant::now();
+    decode_run(&mut e)?;
+    while warm.elapsed().as_secs_f64() < WARM_S {
+        decode_run(&mut e)?;
+    }
+    let warm_s = warm.elapsed().as_secs_f64();
+    let reps = (0..DECODE_REPS)
+        .map(|_| decode_run(&mut e))
+        .collect::<Result<Vec<f64>>>()?;
+    let decode_tps = reps.iter().sum::<f64>() / reps.len() as f64;
+    let decode_sd =
+        (reps.iter().map(|r| (r - decode_tps).powi(2)).sum::<f64>() / (reps.len() - 1).max(1) as f64).sqrt();
     let avg_ctx = (16 + 8 + a.decode / 2) as f64;
     let kv_bytes = crate::model::arch::state_bytes_per_token(&c, avg_ctx);
     let bytes_per_tok = e.weights.decode_bytes() as f64 + kv_bytes;
@@ -179,8 +200,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let frac = bw.map(|bw| decode_tps * bytes_per_tok / bw);
     println!(
-        "  decode batch 1: {decode_tps:.1} tokens/s ({:.3} ms/token){}",
+        "  decode batch 1: {decode_tps:.1} ± {decode_sd:.1} tokens/s ({:.3} ms/token; {DECODE_REPS} runs after {:.1} s of warm-up){}",
         1e3 / decode_tps,
+        warm_s,
         frac.map(|f| format!(", {:.1}% of the bandwidth limit", 100.0 * f))
             .unwrap_or_default()
     );
@@ -230,7 +252,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let out = json!({
         "model": label, "device": dev_name, "read_bandwidth_gbs": bw.map(|b| b / 1e9),
-        "decode": {"tokens_per_s": decode_tps, "cpu_record_ms": record_ms, "cpu_submit_ms": submit_ms, "sync_wait_ms": wait_ms, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
+        "decode": {"tokens_per_s": decode_tps, "tokens_per_s_runs": reps, "warm_up_s": warm_s, "cpu_record_ms": record_ms, "cpu_submit_ms": submit_ms, "sync_wait_ms": wait_ms, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
         "prefill": prefill, "profile": prof,
     });
     if let Some(p) = &a.json {

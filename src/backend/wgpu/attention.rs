@@ -236,7 +236,13 @@ impl Plan {
             bindings,
             variant: self.variant,
         };
-        b.dispatch(&key, body, &self.consts, params, tensors, grid((self.nqb * hq) as u32))
+        b.dispatch_lazy(
+            &key,
+            || (body.to_string(), self.consts.to_vec()),
+            params,
+            tensors,
+            grid((self.nqb * hq) as u32),
+        )
     }
 }
 

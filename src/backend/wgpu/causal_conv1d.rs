@@ -90,10 +90,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         k: k as u32,
         n: n as u32,
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        b.source("causal_conv1d.wgsl"),
-        &[("WG", format!("{WG}u"))],
+        || {
+            (
+                b.source("causal_conv1d.wgsl").to_string(),
+                vec![("WG", format!("{WG}u"))],
+            )
+        },
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], o[0], o[1]],
         grid((n as u32).div_ceil(WG)),
@@ -134,10 +138,9 @@ fn record_batch(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
             bindings: bindings.clone(),
             variant: format!("k{k}"),
         };
-        b.dispatch(
+        b.dispatch_lazy(
             &key,
-            b.source("causal_conv1d_batch.wgsl"),
-            &consts,
+            || (b.source("causal_conv1d_batch.wgsl").to_string(), consts.to_vec()),
             bytemuck::bytes_of(&p),
             &tensors,
             grid((n as u32).div_ceil(WG)),

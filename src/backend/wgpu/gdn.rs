@@ -382,10 +382,9 @@ fn launch(
     tensors: &[&Tensor],
     groups: usize,
 ) -> Result<()> {
-    b.dispatch(
+    b.dispatch_lazy(
         key,
-        &format!("{}\n{src}", b.source("gdn.wgsl")),
-        consts,
+        || (format!("{}\n{src}", b.source("gdn.wgsl")), consts.to_vec()),
         params,
         tensors,
         grid(groups as u32),

@@ -51,10 +51,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         rows: (ps[0] * ps[1]) as u32,
         pad: 0,
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        b.source("kv_write.wgsl"),
-        &[("WG", format!("{WG}u"))],
+        || (b.source("kv_write.wgsl").to_string(), vec![("WG", format!("{WG}u"))]),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], o[0], o[1]],
         grid(((t * row) as u32).div_ceil(WG)),

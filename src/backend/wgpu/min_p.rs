@@ -56,10 +56,9 @@ pub fn record(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
         v: v as u32,
         pad: [0; 2],
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        b.source("min_p.wgsl"),
-        &[("WG", format!("{wg}u"))],
+        || (b.source("min_p.wgsl").to_string(), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], o[0]],
         grid(rows as u32),

@@ -232,13 +232,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
     let variant = format!("dh{dh}");
-    let head = [
-        b.source("paged_attention.wgsl"),
-        b.source("paged_pool.wgsl"),
-        b.source("paged_decode_attend.wgsl"),
-        b.source("attention_decode_loop.wgsl"),
-    ]
-    .concat();
+    let head = || {
+        [
+            b.source("paged_attention.wgsl"),
+            b.source("paged_pool.wgsl"),
+            b.source("paged_decode_attend.wgsl"),
+            b.source("attention_decode_loop.wgsl"),
+        ]
+        .concat()
+    };
     let rows = grid((t * hq) as u32);
     // 1. the new tokens' k and v into the pools
     let kv_bindings: Vec<Binding> = vec![
@@ -252,23 +254,26 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("kp", o[1].dtype),
         write("vp", o[2].dtype),
     ];
-    let body = [
-        ld4_elems("kp"),
-        ld4_elems("vp"),
-        head.clone(),
-        b.source("wg_tree.wgsl").to_string(),
-        b.source("paged_gated_attention_kv.wgsl").to_string(),
-    ]
-    .concat();
     let key = KernelKey {
         entry: "paged_gated_attention_kv",
         bindings: kv_bindings,
         variant: variant.clone(),
     };
-    let mut kv_consts = consts.clone();
-    kv_consts.push(("WG", format!("{KV_WG}u")));
+    let kv_source = || {
+        let body = [
+            ld4_elems("kp"),
+            ld4_elems("vp"),
+            head(),
+            b.source("wg_tree.wgsl").to_string(),
+            b.source("paged_gated_attention_kv.wgsl").to_string(),
+        ]
+        .concat();
+        let mut kv_consts = consts.clone();
+        kv_consts.push(("WG", format!("{KV_WG}u")));
+        (body, kv_consts)
+    };
     let kv_tensors = [i[1], i[2], i[4], i[5], i[6], i[7], i[8], o[1], o[2]];
-    b.dispatch(&key, &body, &kv_consts, params, &kv_tensors, grid((t * hkv) as u32))?;
+    b.dispatch_lazy(&key, kv_source, params, &kv_tensors, grid((t * hkv) as u32))?;
     if split {
         return paged_gated_split::record(b, op, p, &consts, i, o);
     }
@@ -284,15 +289,18 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         read("vp", o[2].dtype),
         write("o", o[0].dtype),
     ];
-    let helpers = ld4("kp", 6, o[1].dtype) + &ld4("vp", 7, o[2].dtype);
-    let body = [helpers, head, b.source("paged_gated_attention.wgsl").to_string()].concat();
     let key = KernelKey {
         entry: "paged_gated_attention",
         bindings,
         variant,
     };
+    let source = || {
+        let helpers = ld4("kp", 6, o[1].dtype) + &ld4("vp", 7, o[2].dtype);
+        let body = [helpers, head(), b.source("paged_gated_attention.wgsl").to_string()].concat();
+        (body, consts.clone())
+    };
     let tensors = [i[0], i[3], i[5], i[6], i[7], i[8], o[1], o[2], o[0]];
-    b.dispatch(&key, &body, &consts, params, &tensors, rows)
+    b.dispatch_lazy(&key, source, params, &tensors, rows)
 }
 
 /// paged_attention: the partition pass over every (row, kv head, partition), then the combine
@@ -300,7 +308,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
 pub(super) fn record_parts(
     b: &WgpuBackend,
     mut p: Params,
-    mut consts: Vec<(&str, String)>,
+    consts: Vec<(&str, String)>,
     i: &[&Tensor],
     o: &Tensor,
 ) -> Result<()> {
@@ -315,14 +323,6 @@ pub(super) fn record_parts(
     let budget = b.tuning.paged_scratch.min(b.caps.max_binding) as usize / 4;
     let run = budget.checked_div(words).unwrap_or(t).clamp(1, t.max(1));
     let sc = b.scratch("paged-attention-parts", DType::F32, (run * words).max(1))?;
-    let (part, hr) = part_hr(dh, g);
-    consts.extend([
-        ("G", format!("{g}u")),
-        ("CK", format!("{CHUNK}u")),
-        ("PK", format!("{pk}u")),
-        ("PART", format!("{part}u")),
-        ("HR", format!("{hr}u")),
-    ]);
     let u = DType::U32;
     let bindings: Vec<Binding> = vec![
         read("q", i[0].dtype),
@@ -335,27 +335,39 @@ pub(super) fn record_parts(
     ];
     // the pools' element offsets are known here: even ones read whole words only (the same values)
     let even = i[1].offset % 2 == 0 && i[2].offset % 2 == 0;
-    let helpers: String = (0..3)
-        .map(|s| ld4_with(bindings[s].name, s, bindings[s].dtype, s > 0 && even))
-        .collect();
-    let body = [
-        helpers.as_str(),
-        b.source("paged_attention.wgsl"),
-        b.source("paged_pool.wgsl"),
-        b.source("paged_attention_loop.wgsl"),
-        b.source("paged_attention_rows.wgsl"),
-    ]
-    .concat();
     let key = KernelKey {
         entry: "paged_attention",
-        bindings,
         variant: format!(
             "dh{dh}g{g}{}{}",
             if even { "e" } else { "" },
             lone.map(|k| format!("pk{k}")).unwrap_or_default()
         ),
+        bindings,
     };
-    let combine = (np > 1).then(|| combine_kernel(b, dh, o.dtype));
+    let source = || {
+        let (part, hr) = part_hr(dh, g);
+        let mut consts = consts.clone();
+        consts.extend([
+            ("G", format!("{g}u")),
+            ("CK", format!("{CHUNK}u")),
+            ("PK", format!("{pk}u")),
+            ("PART", format!("{part}u")),
+            ("HR", format!("{hr}u")),
+        ]);
+        let helpers: String = (0..3)
+            .map(|s| ld4_with(key.bindings[s].name, s, key.bindings[s].dtype, s > 0 && even))
+            .collect();
+        let body = [
+            helpers.as_str(),
+            b.source("paged_attention.wgsl"),
+            b.source("paged_pool.wgsl"),
+            b.source("paged_attention_loop.wgsl"),
+            b.source("paged_attention_rows.wgsl"),
+        ]
+        .concat();
+        (body, consts)
+    };
+    let combine = (np > 1).then(|| combine_key(dh, o.dtype));
     p.np = np as u32;
     for t0 in (0..t).step_by(run) {
         let n = run.min(t - t0);
@@ -363,24 +375,29 @@ pub(super) fn record_parts(
         p.t = n as u32;
         let params = bytemuck::bytes_of(&p);
         let tensors = [i[0], i[1], i[2], i[3], i[4], o, &sc];
-        b.dispatch(&key, &body, &consts, params, &tensors, grid((n * hkv * np) as u32))?;
-        if let Some((key, body, consts)) = &combine {
+        let groups = grid((n * hkv * np) as u32);
+        b.dispatch_lazy(&key, &source, params, &tensors, groups)?;
+        if let Some(key) = &combine {
             let groups = (n * hq * dh / 4).div_ceil(COMBINE_WG) as u32;
             let tensors = [i[3], i[4], &sc, o];
-            b.dispatch(key, body, consts, params, &tensors, grid(groups))?;
+            b.dispatch_lazy(key, || combine_source(b, dh), params, &tensors, grid(groups))?;
         }
     }
     Ok(())
 }
 
-/// paged_attention_combine.wgsl's key, source and constants for head_dim `dh`.
-fn combine_kernel(b: &WgpuBackend, dh: usize, out: DType) -> (KernelKey, String, Vec<(&'static str, String)>) {
+/// paged_attention_combine.wgsl's key for head_dim `dh`.
+fn combine_key(dh: usize, out: DType) -> KernelKey {
     let u = DType::U32;
-    let key = KernelKey {
+    KernelKey {
         entry: "paged_attention_combine",
         bindings: vec![read("bt", u), read("seqs", u), read("sc", DType::F32), write("o", out)],
         variant: format!("dh{dh}"),
-    };
+    }
+}
+
+/// paged_attention_combine.wgsl's source and constants for head_dim `dh`.
+fn combine_source(b: &WgpuBackend, dh: usize) -> (String, Vec<(&'static str, String)>) {
     let body = [
         ld4("sc", 2, DType::F32).as_str(),
         b.source("paged_attention.wgsl"),
@@ -392,5 +409,5 @@ fn combine_kernel(b: &WgpuBackend, dh: usize, out: DType) -> (KernelKey, String,
         ("PK", format!("{PARTITION}u")),
         ("WG", format!("{COMBINE_WG}u")),
     ];
-    (key, body, consts)
+    (body, consts)
 }

@@ -67,7 +67,7 @@ pub(super) fn record(
     let q = b.scratch("paged-gated-q", DType::F32, n)?.reshape(&[t, hq, dh])?;
     let att = b.scratch("paged-gated-att", DType::F32, n)?.reshape(&[t, hq, dh])?;
     let params = bytemuck::bytes_of(&p);
-    let head = [b.source("paged_attention.wgsl"), b.source("paged_pool.wgsl")].concat();
+    let head = || [b.source("paged_attention.wgsl"), b.source("paged_pool.wgsl")].concat();
     let u = DType::U32;
     // 1. the normed, rotated query of every row and head
     let key = KernelKey {
@@ -84,15 +84,22 @@ pub(super) fn record(
         variant: format!("dh{dh}"),
     };
     // the query norm's tree is wg_sum's over the NT threads
-    let body = format!("{head}{}{}", b.source("wg_tree.wgsl"), b.source("paged_gated_q.wgsl"));
-    let nt = consts
-        .iter()
-        .find(|(c, _)| *c == "NT")
-        .map(|(_, v)| v.clone())
-        .expect("paged_attention's consts hold NT");
-    let q_consts: Vec<(&str, String)> = consts.iter().cloned().chain([("WG", nt)]).collect();
+    let q_source = || {
+        let body = format!(
+            "{}{}{}",
+            head(),
+            b.source("wg_tree.wgsl"),
+            b.source("paged_gated_q.wgsl")
+        );
+        let nt = consts
+            .iter()
+            .find(|(c, _)| *c == "NT")
+            .map(|(_, v)| v.clone())
+            .expect("paged_attention's consts hold NT");
+        (body, consts.iter().cloned().chain([("WG", nt)]).collect())
+    };
     let tensors = [i[0], i[3], i[5], i[6], i[7], i[8], &q];
-    b.dispatch(&key, &body, &q_consts, params, &tensors, grid((t * hq) as u32))?;
+    b.dispatch_lazy(&key, q_source, params, &tensors, grid((t * hq) as u32))?;
     // 2. attention over the pools
     let plain = plain(op, o[1].shape[1]);
     let ins = [&q, o[1], o[2], i[7], i[8]];
@@ -111,9 +118,11 @@ pub(super) fn record(
         ],
         variant: String::new(),
     };
-    let body = format!("{head}{}", b.source("paged_gated_out.wgsl"));
-    let mut c = consts.to_vec();
-    c.push(("WG", format!("{OUT_WG}u")));
+    let out_source = || {
+        let mut c = consts.to_vec();
+        c.push(("WG", format!("{OUT_WG}u")));
+        (format!("{}{}", head(), b.source("paged_gated_out.wgsl")), c)
+    };
     let tensors = [i[0], &att, i[7], i[8], o[0]];
-    b.dispatch(&key, &body, &c, params, &tensors, grid((n as u32).div_ceil(OUT_WG)))
+    b.dispatch_lazy(&key, out_source, params, &tensors, grid((n as u32).div_ceil(OUT_WG)))
 }

@@ -53,10 +53,9 @@ pub fn record(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
         n: n as u32,
         zero: 0,
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        b.source("penalties.wgsl"),
-        &[("WG", format!("{WG}u"))],
+        || (b.source("penalties.wgsl").to_string(), vec![("WG", format!("{WG}u"))]),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], o[0]],
         grid((n as u32).div_ceil(WG)),

@@ -68,27 +68,24 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
     };
     let t = [x, &part, idx];
     if chunks == 1 {
-        return b.dispatch(
+        return b.dispatch_lazy(
             &mk("argmax"),
-            b.source("argmax.wgsl"),
-            &consts,
+            || (b.source("argmax.wgsl").to_string(), consts.to_vec()),
             bytemuck::bytes_of(&p),
             &t,
             grid(rows as u32),
         );
     }
-    b.dispatch(
+    b.dispatch_lazy(
         &mk("argmax_partial"),
-        b.source("argmax.wgsl"),
-        &consts,
+        || (b.source("argmax.wgsl").to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &t,
         grid((rows * chunks) as u32),
     )?;
-    b.dispatch(
+    b.dispatch_lazy(
         &mk("argmax_final"),
-        b.source("argmax.wgsl"),
-        &consts,
+        || (b.source("argmax.wgsl").to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &t,
         grid(rows as u32),
@@ -132,10 +129,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let mut tensors = vec![x];
     tensors.extend_from_slice(o);
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        src,
-        &[("WG", format!("{wg}u"))],
+        || (src.to_string(), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),
         &tensors,
         grid(rows as u32),

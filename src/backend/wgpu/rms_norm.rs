@@ -99,21 +99,25 @@ pub(super) fn dispatch_rows(
         eps,
         unit_offset: unit_offset as u32,
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        &format!(
-            "{}\n{}\n{}\n{src}\n{}",
-            b.source("rms_norm_rows.wgsl"),
-            b.source("wg_tree.wgsl"),
-            b.source("wg_sum.wgsl"),
-            // a kernel file may bring its own entry (add_rms_norm's keeps short rows in registers)
-            if src.contains(&format!("fn {entry}(")) {
-                String::new()
-            } else {
-                row_entry(entry)
-            }
-        ),
-        &[("WG", format!("{wg}u"))],
+        || {
+            (
+                format!(
+                    "{}\n{}\n{}\n{src}\n{}",
+                    b.source("rms_norm_rows.wgsl"),
+                    b.source("wg_tree.wgsl"),
+                    b.source("wg_sum.wgsl"),
+                    // a kernel file may bring its own entry (add_rms_norm's keeps short rows in registers)
+                    if src.contains(&format!("fn {entry}(")) {
+                        String::new()
+                    } else {
+                        row_entry(entry)
+                    }
+                ),
+                vec![("WG", format!("{wg}u"))],
+            )
+        },
         bytemuck::bytes_of(&p),
         tensors,
         grid(rows as u32),

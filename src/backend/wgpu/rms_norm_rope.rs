@@ -116,10 +116,9 @@ pub fn record_kv(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Resu
         rows: (ps[0] * ps[1]) as u32,
         pad: [0; 3],
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        &row_source(b, "rms_norm_rope_kv.wgsl"),
-        &[("WG", format!("{wg}u"))],
+        || (row_source(b, "rms_norm_rope_kv.wgsl"), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1], o[2]],
         grid((t * (hq + 2 * hkv)) as u32),
@@ -156,10 +155,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         wstride: if i[1].shape.len() == 2 { d as u32 } else { 0 },
         pad: 0,
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        &row_source(b, "rms_norm_rope.wgsl"),
-        &[("WG", format!("{wg}u"))],
+        || (row_source(b, "rms_norm_rope.wgsl"), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], i[3], i[4], o[0]],
         grid(rows as u32),

@@ -66,10 +66,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         bindings: vec![read("logits", DType::F32), write("part", DType::U32)],
         variant: format!("wg{WG}"),
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &head,
-        &format!("{weights}\n{}", b.source("sample_head.wgsl")),
-        &consts,
+        || (format!("{weights}\n{}", b.source("sample_head.wgsl")), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &[i[0], &part],
         grid((rows * parts) as u32),
@@ -85,10 +84,9 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ],
         variant: format!("wg{WG}"),
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        &format!("{weights}\n{}", b.source("sample.wgsl")),
-        &consts,
+        || (format!("{weights}\n{}", b.source("sample.wgsl")), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], &part, o[0], o[1]],
         grid(rows as u32),

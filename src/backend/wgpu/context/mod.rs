@@ -63,10 +63,11 @@ pub struct WgpuBackend {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     arena: wgpu::Buffer,
-    pipelines: Mutex<HashMap<KernelKey, Arc<pipelines::Pipeline>>>,
-    /// Bind groups by (kernel, tensor buffer ids); the params slot is a dynamic offset, so a decode
-    /// step that reuses its buffers creates no bind groups after the first step.
-    bind_groups: Mutex<HashMap<(KernelKey, Vec<u64>), wgpu::BindGroup>>,
+    pipelines: Mutex<rustc_hash::FxHashMap<KernelKey, Arc<pipelines::Pipeline>>>,
+    /// Bind groups by (pipeline, tensor buffer ids); the params slot is a dynamic offset, so a
+    /// decode step that reuses its buffers creates no bind groups after the first step. A pipeline
+    /// is named by its address: the cache above keeps every one for the device's life.
+    bind_groups: Mutex<rustc_hash::FxHashMap<(usize, Vec<u64>), wgpu::BindGroup>>,
     pub(crate) next_id: std::sync::atomic::AtomicU64,
     /// read-backs in flight by ticket (`Backend::start_read`)
     pub(crate) reads: Mutex<HashMap<u64, recorder::Readback>>,

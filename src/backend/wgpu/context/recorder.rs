@@ -32,6 +32,40 @@ impl WgpuBackend {
         tensors: &[&Tensor],
         groups: (u32, u32, u32),
     ) -> Result<()> {
+        let pipe = self.pipeline(key, body, consts)?;
+        self.record_dispatch(key, &pipe, params, tensors, groups)
+    }
+
+    /// `dispatch` with the kernel's source made only while its pipeline is not built yet: a
+    /// kernel's body and constants are strings, and making them for every dispatch of a decode
+    /// step cost more CPU time than recording the dispatch.
+    pub(crate) fn dispatch_lazy<'c>(
+        &self,
+        key: &KernelKey,
+        source: impl FnOnce() -> (String, Vec<(&'c str, String)>),
+        params: &[u8],
+        tensors: &[&Tensor],
+        groups: (u32, u32, u32),
+    ) -> Result<()> {
+        let built = self.pipelines.lock().unwrap().get(key).cloned();
+        let pipe = match built {
+            Some(p) => p,
+            None => {
+                let (body, consts) = source();
+                self.pipeline(key, &body, &consts)?
+            }
+        };
+        self.record_dispatch(key, &pipe, params, tensors, groups)
+    }
+
+    fn record_dispatch(
+        &self,
+        key: &KernelKey,
+        pipe: &std::sync::Arc<super::pipelines::Pipeline>,
+        params: &[u8],
+        tensors: &[&Tensor],
+        groups: (u32, u32, u32),
+    ) -> Result<()> {
         assert_eq!(tensors.len(), key.bindings.len(), "{}: tensors vs bindings", key.entry);
         // `offs` holds one element offset per tensor: 8 in the usual `array<vec4<u32>, 2>`, up to
         // 12 for a kernel whose Params starts with `array<vec4<u32>, 3>`
@@ -46,7 +80,6 @@ impl WgpuBackend {
             key.entry,
             tensors.len()
         );
-        let pipe = self.pipeline(key, body, consts)?;
         let mut bytes = params.to_vec();
         for (k, t) in tensors.iter().enumerate() {
             bytes[k * 4..k * 4 + 4].copy_from_slice(&(t.offset as u32).to_le_bytes());
@@ -63,7 +96,7 @@ impl WgpuBackend {
         }
         let bg = {
             let mut cache = self.bind_groups.lock().unwrap();
-            let k = (key.clone(), ids);
+            let k = (std::sync::Arc::as_ptr(pipe) as usize, ids);
             match cache.get(&k) {
                 Some(bg) => bg.clone(),
                 None => {

@@ -301,11 +301,6 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
     let aligned = [i[0], i[1]]
         .iter()
         .all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
-    let mut consts = vec![
-        ("X_KIND", format!("{}u", if swiglu { 3 } else { kind(i[0].dtype) })),
-        ("W_KIND", format!("{}u", kind(i[1].dtype))),
-        ("ALIGNED", aligned.to_string()),
-    ];
     let mut p = Params::new(m, n, k);
     let mut tensors = vec![i[0], i[1], o[0]];
     if let Some(nm) = &norm {
@@ -314,7 +309,6 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
             read("nw", nm.nw.dtype),
             write("sum", nm.sum.dtype),
         ]);
-        consts.push(("NW_OFFSET", nm.unit_offset.to_string()));
         p.pad = nm.eps.to_bits();
         tensors.extend([nm.b, nm.nw, nm.sum]);
     }
@@ -322,13 +316,25 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         unreachable!()
     };
     assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
-    let s = stride(b, wg, sg);
-    let ns = if norm.is_some() { mr } else { 0 };
-    consts.extend(
-        [("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s), ("NS", ns)].map(|(c, v)| (c, format!("{v}u"))),
-    );
     let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
-    let body = body(b, plan, aligned, false, norm.is_some());
+    let (x_kind, w_kind) = (if swiglu { 3 } else { kind(i[0].dtype) }, kind(i[1].dtype));
+    let unit_offset = norm.as_ref().map(|nm| nm.unit_offset);
+    let source = || {
+        let mut consts = vec![
+            ("X_KIND", format!("{x_kind}u")),
+            ("W_KIND", format!("{w_kind}u")),
+            ("ALIGNED", aligned.to_string()),
+        ];
+        if let Some(unit) = unit_offset {
+            consts.push(("NW_OFFSET", unit.to_string()));
+        }
+        let s = stride(b, wg, sg);
+        let ns = if unit_offset.is_some() { mr } else { 0 };
+        consts.extend(
+            [("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s), ("NS", ns)].map(|(c, v)| (c, format!("{v}u"))),
+        );
+        (body(b, plan, aligned, false, unit_offset.is_some()).to_string(), consts)
+    };
     let key = KernelKey {
         entry: "matvec",
         bindings,
@@ -337,9 +343,9 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
             plan.variant(),
             if aligned { "a" } else { "" },
             if swiglu { "sw" } else { "" },
-            match &norm {
-                Some(nm) if nm.unit_offset => "n1",
-                Some(_) => "n",
+            match unit_offset {
+                Some(true) => "n1",
+                Some(false) => "n",
                 None => "",
             }
         ),
@@ -347,14 +353,7 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    b.dispatch(
-        &key,
-        body,
-        &consts,
-        bytemuck::bytes_of(&p),
-        &tensors,
-        grid(groups as u32),
-    )
+    b.dispatch_lazy(&key, source, bytemuck::bytes_of(&p), &tensors, grid(groups as u32))
 }
 
 /// One linear dispatch of either kernel: Params from (M, K, N), bindings x, w, y.

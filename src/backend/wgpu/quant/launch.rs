@@ -179,10 +179,9 @@ pub(super) fn launch_linear(
         } => x_limbs(b, x)?,
         _ => x.clone(),
     };
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        body(b, kind, w.dtype),
-        &consts,
+        || (body(b, kind, w.dtype).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &[&xb, w, y],
         grid(groups as u32),
@@ -223,10 +222,9 @@ fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
         .or_insert_with(|| {
             Box::leak(format!("{}\n{}", b.source("limbs.wgsl"), b.source("xlimbs.wgsl")).into_boxed_str())
         });
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        src,
-        &[],
+        || (src.to_string(), vec![]),
         bytemuck::bytes_of(&p),
         &[x, &xl],
         grid(blocks.div_ceil(64) as u32),

@@ -161,10 +161,9 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
         pad: [0; 2],
     };
     let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
-    b.dispatch(
+    b.dispatch_lazy(
         &key,
-        body(b, Kind::Embed, table.dtype),
-        &consts,
+        || (body(b, Kind::Embed, table.dtype).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &[table, ids, y],
         grid(groups),

@@ -1,0 +1,41 @@
+//! `wgllm bench` through the built binary on the tiny model (cpu): decode is timed as llama-bench
+//! times its tg test, so the figures beside llama.cpp's compare like with like: untimed runs for at
+//! least a second, then three timed runs whose mean is the figure, each run in the JSON.
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("goldens/qwen3-tiny/model");
+    let json = std::env::temp_dir().join(format!("wgllm-bench-{}.json", std::process::id()));
+    let o = Command::new(env!("CARGO_BIN_EXE_wgllm"))
+        .args(["bench", "--model"])
+        .arg(&model)
+        .args(["--device", "cpu", "--decode", "4", "--prefill", "8", "--json"])
+        .arg(&json)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "bench failed:\n{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let d = &v["decode"];
+    let runs: Vec<f64> = d["tokens_per_s_runs"]
+        .as_array()
+        .expect("tokens_per_s_runs")
+        .iter()
+        .map(|r| r.as_f64().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 3, "{d}");
+    assert!(runs.iter().all(|r| r.is_finite() && *r > 0.0), "{d}");
+    let mean = runs.iter().sum::<f64>() / 3.0;
+    let figure = d["tokens_per_s"].as_f64().unwrap();
+    assert!(
+        (figure - mean).abs() <= 1e-9 * mean,
+        "figure {figure} is not the runs' mean {mean}"
+    );
+    assert!(d["warm_up_s"].as_f64().unwrap() >= 1.0, "{d}");
+    assert!(stdout.contains("3 runs after"), "{stdout}");
+    assert_eq!(v["prefill"][0]["tokens"], 8, "{}", v["prefill"]);
+}
