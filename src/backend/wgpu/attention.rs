@@ -236,7 +236,7 @@ impl Plan {
             bindings,
             variant: self.variant,
         };
-        b.dispatch_lazy(
+        b.dispatch(
             &key,
             || (body.to_string(), self.consts.to_vec()),
             params,

@@ -77,14 +77,19 @@ impl WgpuBackend {
             };
             // warm up (pipeline compile, first touch)
             for x in xs {
-                self.dispatch(&key, src, &[], bytemuck::bytes_of(&p), &[x, &y], (groups, 1, 1))?;
+                self.dispatch(
+                    &key,
+                    || (src.to_string(), vec![]),
+                    bytemuck::bytes_of(&p),
+                    &[x, &y],
+                    (groups, 1, 1),
+                )?;
             }
             self.wait()?;
             for i in 0..iters {
                 self.dispatch(
                     &key,
-                    src,
-                    &[],
+                    || (src.to_string(), vec![]),
                     bytemuck::bytes_of(&p),
                     &[&xs[i % xs.len()], &y],
                     (groups, 1, 1),

@@ -90,7 +90,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         k: k as u32,
         n: n as u32,
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || {
             (
@@ -138,7 +138,7 @@ fn record_batch(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
             bindings: bindings.clone(),
             variant: format!("k{k}"),
         };
-        b.dispatch_lazy(
+        b.dispatch(
             &key,
             || (b.source("causal_conv1d_batch.wgsl").to_string(), consts.to_vec()),
             bytemuck::bytes_of(&p),

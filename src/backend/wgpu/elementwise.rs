@@ -58,7 +58,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     // swiglu_pairs: one output per invocation; the others: two adjacent outputs per invocation
     let per = if entry == "swiglu_pairs" { 1 } else { 2 };
     let groups = (n.div_ceil(per) as u32).div_ceil(WG);
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (src.to_string(), vec![("WG", format!("{WG}u"))]),
         bytemuck::bytes_of(&p),

@@ -70,7 +70,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let groups = (n.div_ceil(2) as u32).div_ceil(WG);
     let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (b.source("embedding.wgsl").to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),

@@ -382,7 +382,7 @@ fn launch(
     tensors: &[&Tensor],
     groups: usize,
 ) -> Result<()> {
-    b.dispatch_lazy(
+    b.dispatch(
         key,
         || (format!("{}\n{src}", b.source("gdn.wgsl")), consts.to_vec()),
         params,

@@ -51,7 +51,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         rows: (ps[0] * ps[1]) as u32,
         pad: 0,
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (b.source("kv_write.wgsl").to_string(), vec![("WG", format!("{WG}u"))]),
         bytemuck::bytes_of(&p),

@@ -56,7 +56,7 @@ pub fn record(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
         v: v as u32,
         pad: [0; 2],
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (b.source("min_p.wgsl").to_string(), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),

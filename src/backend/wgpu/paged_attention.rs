@@ -273,7 +273,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         (body, kv_consts)
     };
     let kv_tensors = [i[1], i[2], i[4], i[5], i[6], i[7], i[8], o[1], o[2]];
-    b.dispatch_lazy(&key, kv_source, params, &kv_tensors, grid((t * hkv) as u32))?;
+    b.dispatch(&key, kv_source, params, &kv_tensors, grid((t * hkv) as u32))?;
     if split {
         return paged_gated_split::record(b, op, p, &consts, i, o);
     }
@@ -300,7 +300,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         (body, consts.clone())
     };
     let tensors = [i[0], i[3], i[5], i[6], i[7], i[8], o[1], o[2], o[0]];
-    b.dispatch_lazy(&key, source, params, &tensors, rows)
+    b.dispatch(&key, source, params, &tensors, rows)
 }
 
 /// paged_attention: the partition pass over every (row, kv head, partition), then the combine
@@ -376,11 +376,11 @@ pub(super) fn record_parts(
         let params = bytemuck::bytes_of(&p);
         let tensors = [i[0], i[1], i[2], i[3], i[4], o, &sc];
         let groups = grid((n * hkv * np) as u32);
-        b.dispatch_lazy(&key, &source, params, &tensors, groups)?;
+        b.dispatch(&key, &source, params, &tensors, groups)?;
         if let Some(key) = &combine {
             let groups = (n * hq * dh / 4).div_ceil(COMBINE_WG) as u32;
             let tensors = [i[3], i[4], &sc, o];
-            b.dispatch_lazy(key, || combine_source(b, dh), params, &tensors, grid(groups))?;
+            b.dispatch(key, || combine_source(b, dh), params, &tensors, grid(groups))?;
         }
     }
     Ok(())

@@ -99,7 +99,7 @@ pub(super) fn record(
         (body, consts.iter().cloned().chain([("WG", nt)]).collect())
     };
     let tensors = [i[0], i[3], i[5], i[6], i[7], i[8], &q];
-    b.dispatch_lazy(&key, q_source, params, &tensors, grid((t * hq) as u32))?;
+    b.dispatch(&key, q_source, params, &tensors, grid((t * hq) as u32))?;
     // 2. attention over the pools
     let plain = plain(op, o[1].shape[1]);
     let ins = [&q, o[1], o[2], i[7], i[8]];
@@ -124,5 +124,5 @@ pub(super) fn record(
         (format!("{}{}", head(), b.source("paged_gated_out.wgsl")), c)
     };
     let tensors = [i[0], &att, i[7], i[8], o[0]];
-    b.dispatch_lazy(&key, out_source, params, &tensors, grid((n as u32).div_ceil(OUT_WG)))
+    b.dispatch(&key, out_source, params, &tensors, grid((n as u32).div_ceil(OUT_WG)))
 }

@@ -53,7 +53,7 @@ pub fn record(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
         n: n as u32,
         zero: 0,
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (b.source("penalties.wgsl").to_string(), vec![("WG", format!("{WG}u"))]),
         bytemuck::bytes_of(&p),

@@ -68,7 +68,7 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
     };
     let t = [x, &part, idx];
     if chunks == 1 {
-        return b.dispatch_lazy(
+        return b.dispatch(
             &mk("argmax"),
             || (b.source("argmax.wgsl").to_string(), consts.to_vec()),
             bytemuck::bytes_of(&p),
@@ -76,14 +76,14 @@ fn argmax(b: &WgpuBackend, x: &Tensor, idx: &Tensor, wg: u32) -> Result<()> {
             grid(rows as u32),
         );
     }
-    b.dispatch_lazy(
+    b.dispatch(
         &mk("argmax_partial"),
         || (b.source("argmax.wgsl").to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &t,
         grid((rows * chunks) as u32),
     )?;
-    b.dispatch_lazy(
+    b.dispatch(
         &mk("argmax_final"),
         || (b.source("argmax.wgsl").to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
@@ -129,7 +129,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let mut tensors = vec![x];
     tensors.extend_from_slice(o);
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (src.to_string(), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),

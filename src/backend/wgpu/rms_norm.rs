@@ -99,7 +99,7 @@ pub(super) fn dispatch_rows(
         eps,
         unit_offset: unit_offset as u32,
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || {
             (

@@ -116,7 +116,7 @@ pub fn record_kv(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Resu
         rows: (ps[0] * ps[1]) as u32,
         pad: [0; 3],
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (row_source(b, "rms_norm_rope_kv.wgsl"), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),
@@ -155,7 +155,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         wstride: if i[1].shape.len() == 2 { d as u32 } else { 0 },
         pad: 0,
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (row_source(b, "rms_norm_rope.wgsl"), vec![("WG", format!("{wg}u"))]),
         bytemuck::bytes_of(&p),

@@ -76,7 +76,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let groups = (n as u32).div_ceil(WG);
     let consts = [("WG", format!("{WG}u")), ("RAW", raw.to_string())];
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (b.source("rope.wgsl").to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),

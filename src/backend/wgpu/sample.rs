@@ -66,7 +66,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         bindings: vec![read("logits", DType::F32), write("part", DType::U32)],
         variant: format!("wg{WG}"),
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &head,
         || (format!("{weights}\n{}", b.source("sample_head.wgsl")), consts.to_vec()),
         bytemuck::bytes_of(&p),
@@ -84,7 +84,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ],
         variant: format!("wg{WG}"),
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (format!("{weights}\n{}", b.source("sample.wgsl")), consts.to_vec()),
         bytemuck::bytes_of(&p),

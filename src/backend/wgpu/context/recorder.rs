@@ -22,24 +22,11 @@ pub(super) struct Recorder {
 
 impl WgpuBackend {
     /// Records one dispatch. `params` is the kernel's Params struct as bytes; its first 32 bytes
-    /// (`offs`) are overwritten with the tensors' element offsets, in binding order.
-    pub(crate) fn dispatch(
-        &self,
-        key: &KernelKey,
-        body: &str,
-        consts: &[(&str, String)],
-        params: &[u8],
-        tensors: &[&Tensor],
-        groups: (u32, u32, u32),
-    ) -> Result<()> {
-        let pipe = self.pipeline(key, body, consts)?;
-        self.record_dispatch(key, &pipe, params, tensors, groups)
-    }
-
-    /// `dispatch` with the kernel's source made only while its pipeline is not built yet: a
-    /// kernel's body and constants are strings, and making them for every dispatch of a decode
-    /// step cost more CPU time than recording the dispatch.
-    pub(crate) fn dispatch_lazy<'c>(
+    /// (`offs`) are overwritten with the tensors' element offsets, in binding order. `source`
+    /// gives the kernel's WGSL body and constants, called only while its pipeline is not built:
+    /// they are strings, and making them for every dispatch of a decode step cost more CPU time
+    /// than recording the dispatch.
+    pub(crate) fn dispatch<'c>(
         &self,
         key: &KernelKey,
         source: impl FnOnce() -> (String, Vec<(&'c str, String)>),

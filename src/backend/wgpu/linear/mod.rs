@@ -353,7 +353,7 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    b.dispatch_lazy(&key, source, bytemuck::bytes_of(&p), &tensors, grid(groups as u32))
+    b.dispatch(&key, source, bytemuck::bytes_of(&p), &tensors, grid(groups as u32))
 }
 
 /// One linear dispatch of either kernel: Params from (M, K, N), bindings x, w, y.
@@ -374,8 +374,7 @@ fn dispatch(
     let p = Params::new(m, n, k);
     b.dispatch(
         key,
-        body,
-        consts,
+        || (body.to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &[i[0], i[1], o[0]],
         grid(groups as u32),
@@ -449,8 +448,10 @@ fn splitk_sum(
     let outs = if swiglu { m * (n / 2) } else { m * n };
     b.dispatch(
         &key,
-        b.source("linear_splitk.wgsl"),
-        &[("WG", format!("{WG}u")), ("SWIGLU", swiglu.to_string())],
+        || {
+            let consts = vec![("WG", format!("{WG}u")), ("SWIGLU", swiglu.to_string())];
+            (b.source("linear_splitk.wgsl").to_string(), consts)
+        },
         bytemuck::bytes_of(&p),
         &[partials, y],
         grid(outs.div_ceil(WG) as u32),

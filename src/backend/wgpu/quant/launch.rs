@@ -179,7 +179,7 @@ pub(super) fn launch_linear(
         } => x_limbs(b, x)?,
         _ => x.clone(),
     };
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (body(b, kind, w.dtype).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
@@ -222,7 +222,7 @@ fn x_limbs(b: &WgpuBackend, x: &Tensor) -> Result<Tensor> {
         .or_insert_with(|| {
             Box::leak(format!("{}\n{}", b.source("limbs.wgsl"), b.source("xlimbs.wgsl")).into_boxed_str())
         });
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (src.to_string(), vec![]),
         bytemuck::bytes_of(&p),

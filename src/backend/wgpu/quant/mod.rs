@@ -161,7 +161,7 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
         pad: [0; 2],
     };
     let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
-    b.dispatch_lazy(
+    b.dispatch(
         &key,
         || (body(b, Kind::Embed, table.dtype).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
