@@ -5,7 +5,8 @@
 // of the main loop takes U steps whose loads are all issued before their sums.
 // Partial sums (f32) go through workgroup memory `red`: subgroup sums first in the `sg` variant
 // (linear/ keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant asked for),
-// else a tree over the whole workgroup.
+// else a tree over the whole workgroup. SWIGLU_OUT (add_rms_norm_linear_swiglu): y [M, N / 2] is
+// silu(gate) * up of each pair of weight rows (2j, 2j + 1), both of one workgroup.
 //
 // Lines `//@name` are filled in by linear/body.rs (`matvec_body`) with straight-line code over
 // scalars, unrolled over r < R, i < MR, u < U: private arrays with loop indices end up in slow
@@ -90,7 +91,14 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let m = m0 + i;
         let n = n0 + r;
         if (m < p.m) {
-            if (r + 1u < R && n + 1u < p.n) {
+            if (SWIGLU_OUT) {
+                // rows n, n + 1 are gate and up of output n / 2 (R, n0 and N even), as
+                // swiglu_pairs.wgsl computes it
+                if (n + 1u < p.n) {
+                    let g = y_of(r * MR + i, i);
+                    st_y(m * (p.n / 2u) + n / 2u, g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i));
+                }
+            } else if (r + 1u < R && n + 1u < p.n) {
                 st2_y(m * p.n + n, y_of(r * MR + i, i), y_of((r + 1u) * MR + i, i));
             } else if (n < p.n) {
                 st_y(m * p.n + n, y_of(r * MR + i, i));

@@ -133,6 +133,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       take the mean of squares over K - 2 elements: every case red.
 ///   teeth::norm_unit_offset_dropped::add_rms_norm_linear[..]   matvec_norm.wgsl's 1 + w patched
 ///       to w: the cases with a 1 + w norm weight red, the others green.
+///   teeth::norm_swiglu_sign_flipped::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
+///       patched to silu(-gate): the cases with the epilogue red, the others green.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red.
 ///   teeth::gate_sign_flipped / query_norm_offset_dropped::paged_gated_attention[..]   the split's
@@ -271,6 +273,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "return 1.0 + w;",
         "return w;",
     ));
+    let norm_swiglu = Arc::new(Patched::new(
+        "norm_swiglu_sign_flipped",
+        "matvec.wgsl",
+        "g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i)",
+        "g / (1.0 + exp(g)) * y_of((r + 1u) * MR + i, i)",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
         // the sampling cases cycle their rows' parameters from the off values: one row is all off
@@ -298,9 +306,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
             )],
             Op::RmsNorm { eps: e, .. } => vec![(Tooth::Patched(eps.clone()), *e >= 1e-2)],
-            Op::AddRmsNormLinear { unit_offset, .. } => vec![
+            Op::AddRmsNormLinear {
+                unit_offset, swiglu, ..
+            } => vec![
                 (Tooth::Patched(norm_len.clone()), true),
                 (Tooth::Patched(norm_unit.clone()), *unit_offset),
+                (Tooth::Patched(norm_swiglu.clone()), *swiglu),
             ],
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]

@@ -64,6 +64,10 @@ pub(super) fn mlp(
         dev.run(&Op::LinearSwiGlu, &[h.rows(dev)?, w_gate_up], &[act])?;
         return dev.run(&Op::Linear, &[act, w_down], &[out]);
     }
+    // a pending add + norm, the projection and its swiglu in one dispatch (a lone decode step)
+    if h.linear_swiglu(dev, w_gate_up, act)? {
+        return dev.run(&Op::Linear, &[act, w_down], &[out]);
+    }
     h.linear(dev, w_gate_up, gate_up)?;
     swiglu_down(dev, gate_up, act, w_down, out)
 }

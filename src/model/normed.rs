@@ -13,11 +13,12 @@ use std::cell::{Cell, RefCell};
 /// once a forward per kind of projection, not once a layer (recording a step is host time the
 /// device may wait on).
 #[derive(Default)]
-pub struct Fusions(RefCell<Vec<((DType, Vec<usize>, DType, usize), bool)>>);
+pub struct Fusions(RefCell<Vec<((DType, Vec<usize>, DType, usize, bool), bool)>>);
 
 impl Fusions {
     fn fuses(&self, dev: &dyn Backend, fused: &Op, ins: &[&Tensor; 4], outs: &[&Tensor; 2]) -> bool {
-        let key = (ins[3].dtype, ins[3].shape.clone(), ins[2].dtype, ins[0].shape[0]);
+        let pairs = matches!(fused, Op::AddRmsNormLinear { swiglu: true, .. });
+        let key = (ins[3].dtype, ins[3].shape.clone(), ins[2].dtype, ins[0].shape[0], pairs);
         if let Some((_, yes)) = self.0.borrow().iter().find(|(k, _)| *k == key) {
             return *yes;
         }
@@ -89,7 +90,11 @@ impl<'a> Normed<'a> {
     pub fn linear(&self, dev: &dyn Backend, w: &Tensor, y: &Tensor) -> Result<()> {
         if let (Some(p), false) = (&self.pending, self.ready.get()) {
             if let Op::AddRmsNorm { eps, unit_offset } = p.op {
-                let fused = Op::AddRmsNormLinear { eps, unit_offset };
+                let fused = Op::AddRmsNormLinear {
+                    eps,
+                    unit_offset,
+                    swiglu: false,
+                };
                 let [a, b, nw] = p.ins;
                 let (ins, outs) = ([a, b, nw, w], [p.sum, y]);
                 if p.fusions.fuses(dev, &fused, &ins, &outs) {
@@ -98,6 +103,29 @@ impl<'a> Normed<'a> {
             }
         }
         dev.run(&Op::Linear, &[self.rows(dev)?, w], &[y])
+    }
+
+    /// y = the swiglu of h Wᵀ's (gate, up) pairs in one dispatch: `AddRmsNormLinear` with its
+    /// swiglu epilogue, where the norm is pending and the device has it for these operands (the
+    /// MLP's down projection then reads y as it is, not through the swiglu). False, with nothing
+    /// recorded, otherwise.
+    pub fn linear_swiglu(&self, dev: &dyn Backend, w: &Tensor, y: &Tensor) -> Result<bool> {
+        if let (Some(p), false) = (&self.pending, self.ready.get()) {
+            if let Op::AddRmsNorm { eps, unit_offset } = p.op {
+                let fused = Op::AddRmsNormLinear {
+                    eps,
+                    unit_offset,
+                    swiglu: true,
+                };
+                let [a, b, nw] = p.ins;
+                let (ins, outs) = ([a, b, nw, w], [p.sum, y]);
+                if p.fusions.fuses(dev, &fused, &ins, &outs) {
+                    dev.run(&fused, &ins, &outs)?;
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// The rows' tensor (its shape and dtype; not necessarily written yet).

@@ -246,7 +246,11 @@ impl OpDesc {
                 );
                 norm.check()?;
             }
-            Op::AddRmsNormLinear { eps, unit_offset } => {
+            Op::AddRmsNormLinear {
+                eps,
+                unit_offset,
+                swiglu,
+            } => {
                 // the composition's two checks, the normed rows an f32 [M, K]
                 if i[0].shape.len() != 2 {
                     return bad(format!("a must be [M, K], got [{}]", shape_str(&i[0].shape)));
@@ -255,7 +259,8 @@ impl OpDesc {
                 let (eps, unit_offset) = (*eps, *unit_offset);
                 let norm = Op::AddRmsNorm { eps, unit_offset };
                 OpDesc::new(norm, i[..3].to_vec(), vec![o[0].clone(), h.clone()]).check()?;
-                OpDesc::new(Op::Linear, vec![h, i[3].clone()], vec![o[1].clone()]).check()?;
+                let lin = if *swiglu { Op::LinearSwiGlu } else { Op::Linear };
+                OpDesc::new(lin, vec![h, i[3].clone()], vec![o[1].clone()]).check()?;
             }
             Op::RmsNormRope { eps, rotary_dim } => {
                 // w: one [Dh] for every head, or [H, Dh], a row a head (q and k heads stacked)

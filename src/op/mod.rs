@@ -48,9 +48,10 @@ pub enum Op {
     /// A residual add + RMSNorm and the projection of its normed rows, as one op (so a one-token
     /// step need not wait on a norm kernel before each projection): a [M, K], b [M, K], nw `[K]`,
     /// w [N, K] -> sum [M, K] = a + b (rounded to sum's dtype), y [M, N] = rms_norm(sum, nw) Wᵀ.
-    /// The normed rows themselves are not stored. Tested against the composition add_rms_norm
-    /// (normed rows in f32) -> linear.
-    AddRmsNormLinear { eps: f32, unit_offset: bool },
+    /// The normed rows themselves are not stored. With `swiglu`, w holds (gate, up) rows interleaved
+    /// (as `LinearSwiGlu`'s) and y [M, N / 2] is the swiglu of each output pair. Tested against the
+    /// composition add_rms_norm (normed rows in f32) -> linear (-> swiglu over the pairs).
+    AddRmsNormLinear { eps: f32, unit_offset: bool, swiglu: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
@@ -265,7 +266,8 @@ impl Op {
             Op::RmsNormRope { .. } => "rms_norm_rope",
             Op::RmsNormRopeKv { .. } => "rms_norm_rope_kv",
             Op::AddRmsNorm { .. } => "add_rms_norm",
-            Op::AddRmsNormLinear { .. } => "add_rms_norm_linear",
+            Op::AddRmsNormLinear { swiglu: false, .. } => "add_rms_norm_linear",
+            Op::AddRmsNormLinear { swiglu: true, .. } => "add_rms_norm_linear_swiglu",
             Op::Linear => "linear",
             Op::SwiGluLinear => "swiglu_linear",
             Op::LinearSwiGlu => "linear_swiglu",

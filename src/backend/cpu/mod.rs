@@ -248,15 +248,24 @@ impl Backend for CpuBackend {
                 let d = i[2].shape[0];
                 self.put(o[1], &rms_norm(&stored, &self.f32s(i[2])?, d, *eps, *unit_offset))
             }
-            Op::AddRmsNormLinear { eps, unit_offset } => {
+            Op::AddRmsNormLinear {
+                eps,
+                unit_offset,
+                swiglu: pairs,
+            } => {
                 // the composition: add_rms_norm (the sum rounded as stored, normed rows in f32),
-                // then linear
+                // then linear (then swiglu over its output pairs)
                 let sum = add(&self.f32s(i[0])?, &self.f32s(i[1])?);
                 self.put(o[0], &sum)?;
                 let stored = self.f32s(o[0])?;
                 let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[3].shape[0]);
                 let h = rms_norm(&stored, &self.f32s(i[2])?, k, *eps, *unit_offset);
-                self.put(o[1], &linear(&h, &self.f32s(i[3])?, m, k, n))
+                let y = linear(&h, &self.f32s(i[3])?, m, k, n);
+                if *pairs {
+                    let (g, u): (Vec<f32>, Vec<f32>) = y.chunks(2).map(|p| (p[0], p[1])).unzip();
+                    return self.put(o[1], &swiglu(&g, &u));
+                }
+                self.put(o[1], &y)
             }
             Op::RmsNormRope { eps, rotary_dim } => {
                 let s = &i[0].shape;

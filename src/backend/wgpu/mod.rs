@@ -13,6 +13,8 @@ mod elementwise;
 mod embedding;
 mod gated_attention;
 mod gdn;
+#[cfg(test)]
+mod grid_sync_probe;
 pub mod kernel;
 mod kv_write;
 mod linear;

@@ -210,19 +210,27 @@ fn swiglu_one(w: DType, (m, k, n): (usize, usize, usize)) -> Case {
 /// add_rms_norm_linear (a residual add + RMSNorm read inside the next projection): f32 a, b and
 /// sum, weights in every float dtype, the norm weight f32 or bf16, plain and 1 + w; a decode step
 /// at Qwen3-0.6B's q/k/v and gate/up shapes, a step of 3 and 4 rows (x rows a workgroup), a K of
-/// one pair a thread or less, N edges inside a workgroup's rows.
+/// one pair a thread or less, N edges inside a workgroup's rows. With the swiglu epilogue: the
+/// gate/up shape, and even N (pairs) with edges inside a workgroup's rows.
 pub fn add_norm_cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for (m, k, n) in [
+    let plain = [
         (1, 1024, 4096),
         (1, 1024, 6144),
         (3, 130, 33),
         (4, 64, 67),
         (1, 2048, 5),
-    ] {
+    ]
+    .map(|s| (s, false));
+    let pairs = [(1, 1024, 6144), (3, 130, 34), (4, 64, 70), (1, 2048, 6)].map(|s| (s, true));
+    for ((m, k, n), swiglu) in plain.into_iter().chain(pairs) {
         for w in FLOATS {
             for (nw, unit) in [(DType::F32, false), (DType::BF16, true)] {
-                let tag = format!("w{w}-nw{nw}{},N{n}", if unit { "+1" } else { "" });
+                let tag = format!(
+                    "w{w}-nw{nw}{},N{n}{}",
+                    if unit { "+1" } else { "" },
+                    if swiglu { ",swiglu" } else { "" }
+                );
                 let s = seed(&format!("anlin{tag}{m}{k}"));
                 v.push(Case::new(
                     "add_rms_norm_linear",
@@ -230,6 +238,7 @@ pub fn add_norm_cases() -> Vec<Case> {
                     Op::AddRmsNormLinear {
                         eps: 1e-6,
                         unit_offset: unit,
+                        swiglu,
                     },
                     vec![
                         input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
@@ -246,7 +255,7 @@ pub fn add_norm_cases() -> Vec<Case> {
                     ],
                     vec![
                         TensorDesc::new(DType::F32, &[m, k]),
-                        TensorDesc::new(DType::F32, &[m, n]),
+                        TensorDesc::new(DType::F32, &[m, if swiglu { n / 2 } else { n }]),
                     ],
                 ));
             }

@@ -6,7 +6,7 @@
 //! invariance off, at most `MAX_M` rows: decode, below the tensor-core kernel's rows); elsewhere
 //! add_rms_norm and the linear apart (the model's choice, by `supports`), so the serving engine's
 //! invariant families never take it.
-use super::{launch, plan, NormIn};
+use super::{launch, plan, NormIn, Plan};
 use crate::backend::wgpu::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -40,15 +40,30 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if k % 2 != 0 {
         return Support::No(format!("K {k} is odd: the fused matvec reads whole pairs"));
     }
-    // the linear's own limits, on the normed rows it reads (a, b and sum have their shape)
+    let n = w.shape[0];
+    let swiglu = matches!(desc.op, Op::AddRmsNormLinear { swiglu: true, .. });
+    if swiglu && !matches!(plan(b, m, k, n, false), Plan::Matvec { r, .. } if r % 2 == 0) {
+        return Support::No(format!(
+            "the swiglu epilogue takes a (gate, up) pair in one workgroup: the matvec plan for {m} x {k} x {n} \
+             has an odd number of weight rows a workgroup"
+        ));
+    }
+    // the linear's own limits, on the normed rows it reads (a, b and sum have their shape) and
+    // the projection's own outputs (N of them, before the swiglu halves them)
     let h = TensorDesc::new(DType::F32, &a.shape);
-    super::supports(b, &OpDesc::new(Op::Linear, vec![h, w.clone()], vec![y.clone()]))
+    let y = TensorDesc::new(y.dtype, &[m, n]);
+    super::supports(b, &OpDesc::new(Op::Linear, vec![h, w.clone()], vec![y]))
 }
 
 /// Inputs a, b, nw, w; outputs sum, y. Other workgroups read a and b while the first weight
 /// rows' workgroup stores the sum, so the sum may not share memory with them.
 pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::AddRmsNormLinear { eps, unit_offset } = *op else {
+    let Op::AddRmsNormLinear {
+        eps,
+        unit_offset,
+        swiglu,
+    } = *op
+    else {
         unreachable!()
     };
     // (`Backend::run` has checked `supports_add_norm`)
@@ -66,6 +81,7 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
     let nm = NormIn {
         eps,
         unit_offset,
+        swiglu_out: swiglu,
         b: i[1],
         nw: i[2],
         sum: o[0],

@@ -274,6 +274,8 @@ fn coop_dtypes(x: DType, w: DType, y: DType) -> bool {
 struct NormIn<'a> {
     eps: f32,
     unit_offset: bool,
+    /// y is the swiglu of each (gate, up) pair of outputs (the add_rms_norm_linear_swiglu op)
+    swiglu_out: bool,
     b: &'a Tensor,
     nw: &'a Tensor,
     sum: &'a Tensor,
@@ -319,11 +321,17 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
     let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
     let (x_kind, w_kind) = (if swiglu { 3 } else { kind(i[0].dtype) }, kind(i[1].dtype));
     let unit_offset = norm.as_ref().map(|nm| nm.unit_offset);
+    let swiglu_out = norm.as_ref().is_some_and(|nm| nm.swiglu_out);
+    assert!(
+        !swiglu_out || (r % 2 == 0 && n % 2 == 0),
+        "linear: swiglu pairs need R and N even"
+    );
     let source = || {
         let mut consts = vec![
             ("X_KIND", format!("{x_kind}u")),
             ("W_KIND", format!("{w_kind}u")),
             ("ALIGNED", aligned.to_string()),
+            ("SWIGLU_OUT", swiglu_out.to_string()),
         ];
         if let Some(unit) = unit_offset {
             consts.push(("NW_OFFSET", unit.to_string()));
@@ -339,10 +347,11 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         entry: "matvec",
         bindings,
         variant: format!(
-            "{}{}{}{}",
+            "{}{}{}{}{}",
             plan.variant(),
             if aligned { "a" } else { "" },
             if swiglu { "sw" } else { "" },
+            if swiglu_out { "so" } else { "" },
             match unit_offset {
                 Some(true) => "n1",
                 Some(false) => "n",
