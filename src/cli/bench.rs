@@ -39,7 +39,8 @@ pub struct BenchArgs {
     /// Prefill lengths to time
     #[arg(long, value_delimiter = ',', default_value = "512,2048")]
     prefill: Vec<usize>,
-    /// Also report GPU time per kernel (timestamp queries) for one decode step and one prefill
+    /// Also report GPU time per kernel (timestamp queries) for one decode step and one prefill (of
+    /// the longest --prefill length)
     #[arg(long)]
     profile: bool,
     #[arg(long)]
@@ -238,8 +239,32 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             e.choose(1, &mut Sampler::new(Sampling::default()), None)?;
             Ok(t0.elapsed().as_secs_f64())
         };
-        let d = profile_of_engine("decode step", &mut step, &mut e, bw)?;
-        let p = ids(512.min(e.max_ctx - 1), 13);
+        let mut d = profile_of_engine("decode step", &mut step, &mut e, bw)?;
+        // the profiler gives each dispatch its own pass and timestamps: what that adds, against
+        // the unprofiled step's wait for its token (submit to read-back) measured above
+        let n: u64 = d["kernels"]
+            .as_array()
+            .map(|k| k.iter().filter_map(|r| r["dispatches"].as_u64()).sum())
+            .unwrap_or(0);
+        if let Some(gpu) = d["gpu_ms"].as_f64().filter(|_| n > 0) {
+            let us = (gpu - wait_ms) * 1e3 / n as f64;
+            if us > 0.0 {
+                println!(
+                    "    (unprofiled, the step's token came {wait_ms:.3} ms after its submit: about {us:.1} us a \
+                     dispatch of the sum above is the profiler's own passes and timestamps)"
+                );
+            }
+            d["pass_overhead_us"] = json!(us);
+        }
+        // the prefill profiled at the longest length asked (512 without --prefill)
+        let len = a
+            .prefill
+            .iter()
+            .copied()
+            .filter(|&t| t < e.max_ctx)
+            .max()
+            .unwrap_or(512);
+        let p = ids(len.min(e.max_ctx - 1), 13);
         let mut pre = |e: &mut Engine| -> Result<f64> {
             let mut cache = e.new_cache()?;
             let t0 = Instant::now();
