@@ -88,19 +88,8 @@ impl<'a> Normed<'a> {
     /// y = h Wᵀ: `AddRmsNormLinear` where the norm is pending and the device has it for these
     /// operands, else the rows, then `Linear`.
     pub fn linear(&self, dev: &dyn Backend, w: &Tensor, y: &Tensor) -> Result<()> {
-        if let (Some(p), false) = (&self.pending, self.ready.get()) {
-            if let Op::AddRmsNorm { eps, unit_offset } = p.op {
-                let fused = Op::AddRmsNormLinear {
-                    eps,
-                    unit_offset,
-                    swiglu: false,
-                };
-                let [a, b, nw] = p.ins;
-                let (ins, outs) = ([a, b, nw, w], [p.sum, y]);
-                if p.fusions.fuses(dev, &fused, &ins, &outs) {
-                    return dev.run(&fused, &ins, &outs);
-                }
-            }
+        if self.fused(dev, w, y, false)? {
+            return Ok(());
         }
         dev.run(&Op::Linear, &[self.rows(dev)?, w], &[y])
     }
@@ -110,12 +99,18 @@ impl<'a> Normed<'a> {
     /// MLP's down projection then reads y as it is, not through the swiglu). False, with nothing
     /// recorded, otherwise.
     pub fn linear_swiglu(&self, dev: &dyn Backend, w: &Tensor, y: &Tensor) -> Result<bool> {
+        self.fused(dev, w, y, true)
+    }
+
+    /// Records `AddRmsNormLinear` (with the swiglu epilogue or not) where the norm is pending and
+    /// the device has it for these operands; false, with nothing recorded, otherwise.
+    fn fused(&self, dev: &dyn Backend, w: &Tensor, y: &Tensor, swiglu: bool) -> Result<bool> {
         if let (Some(p), false) = (&self.pending, self.ready.get()) {
             if let Op::AddRmsNorm { eps, unit_offset } = p.op {
                 let fused = Op::AddRmsNormLinear {
                     eps,
                     unit_offset,
-                    swiglu: true,
+                    swiglu,
                 };
                 let [a, b, nw] = p.ins;
                 let (ins, outs) = ([a, b, nw, w], [p.sum, y]);

@@ -287,7 +287,7 @@ impl<'a> Probe<'a> {
 }
 
 #[test]
-#[ignore]
+#[ignore = "a GPU measurement, run by hand on the machine it measures (see the top of this file)"]
 fn grid_sync_probe() {
     let want = std::env::var("WGLLM_BENCH_DEVICE")
         .unwrap_or_default()
