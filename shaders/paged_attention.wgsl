@@ -40,6 +40,9 @@ struct Params {
     eps: f32,        // q/k norm epsilon (gated)
     t0: u32,         // this dispatch's first query row: rows t0 .. t0 + t (paged_attention)
     np: u32,         // key partitions a row in the grid and the scratch (paged_attention)
+    pk: u32,         // keys a partition (paged_attention_lone)
+    max_pos: u32,    // cos / sin rows (paged_attention_lone_rope)
+    wstride: u32,    // Dh when the q/k norm weight has a row a head, else 0 (the same)
 }
 @group(0) @binding(0) var<uniform> p: Params;
 

@@ -127,8 +127,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
 ///       .wgsl patched to add a row's key partitions from the second on: every case with a row
 ///       over 64 keys (two partitions or more) red, the others green (the combine never runs
-///       for them), but a short lone decode step (below); paged_gated_attention's too (it runs
-///       paged_attention's kernels on wgpu).
+///       for them), but a lone decode step (one dispatch, paged_attention_lone.wgsl: below);
+///       paged_gated_attention's too (it runs paged_attention's kernels on wgpu).
 ///   teeth::norm_row_length_short::add_rms_norm_linear[..]   shaders/matvec_norm.wgsl patched to
 ///       take the mean of squares over K - 2 elements: every case red.
 ///   teeth::norm_unit_offset_dropped::add_rms_norm_linear[..]   matvec_norm.wgsl's 1 + w patched
@@ -142,9 +142,14 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       weight without its 1 +: every case red but a lone decode step over a table of at most
 ///       `Tuning::lone_keys` keys, which takes the per-row kernel (paged_gated_attention.wgsl):
 ///       row_gate_sign_flipped patches its gate so and turns those red.
-///   teeth::lone_partition_cut::paged_attention[..]   paged_attention_rows.wgsl patched to take a
-///       row as one partition only up to 64 keys: the lone decode steps over a short table with a
-///       row over 64 keys (one partition of up to lone_keys keys) red, every other case green.
+///   teeth::lone_first_partition_dropped::paged_attention[..]   shaders/paged_attention_lone.wgsl
+///       patched so that its last workgroup combines a row's key partitions from the second on
+///       (the last twice): the lone decode steps of more than one partition (32 keys) red, every
+///       other case green;
+///       paged_gated_attention's lone decode steps past `Tuning::lone_keys` too (the split).
+///   teeth::fused_rope_sign_flipped / fused_kv_write_dropped::rms_norm_rope_kv_attention[..]
+///       shaders/paged_attention_lone_rope.wgsl patched to rotate the first half the other way,
+///       or never to write the new key and value to the pools: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -199,13 +204,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "    i = 0u;",
         "    i = 1u;",
     ));
-    // a lone decode step's one partition of up to Tuning::lone_keys keys, taken as final only
-    // when the row fits 64 keys: its longer rows' output never written
+    // a lone decode step's partitions combined by the last workgroup from the second on
     let lone_part = Arc::new(Patched::new(
-        "lone_partition_cut",
-        "paged_attention_rows.wgsl",
-        "one_part = row.y <= PK;",
-        "one_part = row.y <= 64u;",
+        "lone_first_partition_dropped",
+        "paged_attention_lone.wgsl",
+        "let rr = r0 + min(k + u, nv - 1u) * G * RS;",
+        "let rr = r0 + min(k + u + 1u, nv - 1u) * G * RS;",
     ));
     let row_gate = Arc::new(Patched::new(
         "row_gate_sign_flipped",
@@ -279,6 +283,18 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i)",
         "g / (1.0 + exp(g)) * y_of((r + 1u) * MR + i, i)",
     ));
+    let fused_rope = Arc::new(Patched::new(
+        "fused_rope_sign_flipped",
+        "paged_attention_lone_rope.wgsl",
+        "y = n * cs[it] - raw_s[i + half / 4u] * sn[it];",
+        "y = n * cs[it] + raw_s[i + half / 4u] * sn[it];",
+    ));
+    let fused_write = Arc::new(Patched::new(
+        "fused_kv_write_dropped",
+        "paged_attention_lone_rope.wgsl",
+        "let write = part == 0u && slot < p.nb * p.bs;",
+        "let write = false && slot < p.nb * p.bs;",
+    ));
     let mut trials = Vec::new();
     for case in cases::all() {
         // the sampling cases cycle their rows' parameters from the off values: one row is all off
@@ -324,6 +340,9 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 let gated = matches!(case.op, Op::PagedGatedAttention { .. });
                 // paged_attention's key partitions are 64 keys: longer rows are combined
                 let long = seqs.iter().any(|&(_, kv)| kv > 64);
+                // a lone decode step: paged_attention_lone.wgsl's 32-key partitions (tables of at
+                // most 2048 keys), combined in the same dispatch when the row has two or more
+                let lone_step = seqs.len() == 1 && seqs[0].0 == 1;
                 // a lone decode step over a short table (Tuning::lone_keys): one partition of its
                 // keys, no combine; the gated op's per-row kernel instead of the split
                 let mb = case.inputs[if gated { 7 } else { 3 }].desc.shape[1];
@@ -338,9 +357,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                         Tooth::Patched(causal.clone()),
                         (!lone || gated) && seqs.iter().any(|&(q, _)| q > 1),
                     ),
-                    (Tooth::Patched(first_part.clone()), !lone && !short && long),
+                    (Tooth::Patched(first_part.clone()), !lone && !lone_step && long),
                     (Tooth::Patched(lone_pos.clone()), lone),
-                    (Tooth::Patched(lone_part.clone()), !gated && short && long),
+                    (
+                        Tooth::Patched(lone_part.clone()),
+                        lone_step && seqs[0].1 > 32 && !(gated && short),
+                    ),
                 ];
                 if gated {
                     // the new keys' norm summed from half the threads' partials: every key wrong;
@@ -353,6 +375,10 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 }
                 bites
             }
+            Op::RmsNormRopeKvAttention { .. } => vec![
+                (Tooth::Patched(fused_rope.clone()), true),
+                (Tooth::Patched(fused_write.clone()), true),
+            ],
             Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
             Op::GdnBatch => {
                 // one sequence of several tokens over a pool of one slot: wgpu's lone prefill
@@ -547,12 +573,21 @@ fn sliced_invariance(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
 /// `guards::paged_attention::wgpu/llvmpipe`.
 fn guards(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let mut trials = Vec::new();
-    for dev in wgpu {
-        let dev = dev.clone();
+    for d in wgpu {
+        let dev = d.clone();
         trials.push(Trial::test(
             format!("guards::paged_attention::{}", dev.name()),
             move || {
                 let m = wgllm::parity::paged_guards::check(dev.as_ref())?;
+                println!("    {m}");
+                Ok(())
+            },
+        ));
+        let dev = d.clone();
+        trials.push(Trial::test(
+            format!("guards::lone_attention_turns::{}", dev.name()),
+            move || {
+                let m = wgllm::parity::lone_turns::check_turns(dev.as_ref())?;
                 println!("    {m}");
                 Ok(())
             },

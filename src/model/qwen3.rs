@@ -294,6 +294,55 @@ impl QkOne<'_> {
     }
 }
 
+impl QkOne<'_> {
+    /// The projection, then q/k norm, RoPE, the cache write and attention in one op
+    /// (`RmsNormRopeKvAttention`, into `att`) where the device runs it for this batch (wgpu: a
+    /// lone decode step); false (nothing recorded) otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn attend(
+        &self,
+        l: &Layer,
+        w: &Weights,
+        h: &Normed,
+        b: &Batch,
+        (hq, hkv, dh): (usize, usize, usize),
+        pools: [&Tensor; 2],
+        att: &Tensor,
+        dev: &dyn Backend,
+    ) -> Result<bool> {
+        let (Some(qkv), Some(wn)) = (l.qkv.as_ref(), l.qk_norm.as_ref()) else {
+            return Ok(false);
+        };
+        if l.q_norm.is_none() {
+            return Ok(false);
+        }
+        let fused = Op::RmsNormRopeKvAttention {
+            eps: self.eps,
+            rotary_dim: dh,
+            scale: 1.0 / (dh as f32).sqrt(),
+            block_size: pools[0].shape[1],
+        };
+        let x = self.qkv.view(0, &[b.t, hq + 2 * hkv, dh])?;
+        let ins = [
+            &x,
+            wn,
+            self.pos,
+            &w.rope.cos,
+            &w.rope.sin,
+            &b.slots,
+            &b.block_tables,
+            &b.seqs,
+        ];
+        let outs = [att, pools[0], pools[1]];
+        if !dev.supports(&OpDesc::of(&fused, &ins, &outs)).is_yes() {
+            return Ok(false);
+        }
+        h.linear(dev, qkv, &self.qkv.view(0, &[b.t, (hq + 2 * hkv) * dh])?)?;
+        dev.run(&fused, &ins, &outs)?;
+        Ok(true)
+    }
+}
+
 /// Records one batched forward over the packed tokens of `b` (several sequences, each at its own
 /// positions), K and V written to the pools at the tokens' slots and attention read through the
 /// block tables; leaves the logits of `b.sample_rows` in `ws.logits[..r]`.
@@ -352,39 +401,45 @@ pub fn forward_paged(
             eps: c.rms_norm_eps,
         };
         let kv = [&pools.k[li], &pools.v[li]];
-        let q = match one.record(l, w, &input, t, (hq, hkv, dh), kv, &b.slots, dev)? {
-            Some(q1) => q1,
-            None => {
-                let h = input.rows(dev)?;
-                dev.run(&Op::Linear, &[h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
-                dev.run(&Op::Linear, &[h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
-                dev.run(&Op::Linear, &[h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
-                // 3. q/k norm (Qwen3) and RoPE at each token's own position
-                match (&l.q_norm, &l.k_norm) {
-                    (Some(qn), Some(kn)) => {
-                        dev.run(&norm_rope, &[&q0, qn, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
-                        dev.run(&norm_rope, &[&k0, kn, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
-                    }
-                    _ => {
-                        dev.run(&rope, &[&q0, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
-                        dev.run(&rope, &[&k0, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
-                    }
-                }
-                // 4. K, V into the pools at the tokens' slots
-                dev.run(&Op::KvWrite, &[&k1, &vv, &b.slots], &[&pools.k[li], &pools.v[li]])?;
-                q1.clone()
+        if one.attend(l, w, &input, b, (hq, hkv, dh), kv, &att, dev)? {
+            if li > 0 {
+                hidden(li, dev, &x)?;
             }
-        };
-        if li > 0 {
-            // the residual the previous layer left (stored with this layer's projection)
-            hidden(li, dev, &x)?;
+        } else {
+            let q = match one.record(l, w, &input, t, (hq, hkv, dh), kv, &b.slots, dev)? {
+                Some(q1) => q1,
+                None => {
+                    let h = input.rows(dev)?;
+                    dev.run(&Op::Linear, &[h, &l.q], &[&q0.reshape(&[t, hq * dh])?])?;
+                    dev.run(&Op::Linear, &[h, &l.k], &[&k0.reshape(&[t, hkv * dh])?])?;
+                    dev.run(&Op::Linear, &[h, &l.v], &[&vv.reshape(&[t, hkv * dh])?])?;
+                    // 3. q/k norm (Qwen3) and RoPE at each token's own position
+                    match (&l.q_norm, &l.k_norm) {
+                        (Some(qn), Some(kn)) => {
+                            dev.run(&norm_rope, &[&q0, qn, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
+                            dev.run(&norm_rope, &[&k0, kn, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+                        }
+                        _ => {
+                            dev.run(&rope, &[&q0, pos, &w.rope.cos, &w.rope.sin], &[&q1])?;
+                            dev.run(&rope, &[&k0, pos, &w.rope.cos, &w.rope.sin], &[&k1])?;
+                        }
+                    }
+                    // 4. K, V into the pools at the tokens' slots
+                    dev.run(&Op::KvWrite, &[&k1, &vv, &b.slots], &[&pools.k[li], &pools.v[li]])?;
+                    q1.clone()
+                }
+            };
+            if li > 0 {
+                // the residual the previous layer left (stored with this layer's projection)
+                hidden(li, dev, &x)?;
+            }
+            // attention through the block tables
+            dev.run(
+                &attention,
+                &[&q, &pools.k[li], &pools.v[li], &b.block_tables, &b.seqs],
+                &[&att],
+            )?;
         }
-        // attention through the block tables
-        dev.run(
-            &attention,
-            &[&q, &pools.k[li], &pools.v[li], &b.block_tables, &b.seqs],
-            &[&att],
-        )?;
         // 5. x2 = x + att Woᵀ; h = rmsnorm(x2), read by the MLP's projection
         dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, &l.o], &[&o])?;
         let post = Normed::add_norm(&add_norm, [&x, &o, &l.post_norm], [&x2, &h], &fusions);

@@ -66,6 +66,7 @@ impl OpDesc {
             Op::Rope { .. } => (4, 1),
             Op::RmsNormRope { .. } => (5, 1),
             Op::RmsNormRopeKv { .. } => (6, 3),
+            Op::RmsNormRopeKvAttention { .. } => (8, 3),
             Op::SwiGluLinear | Op::LinearSwiGlu => (2, 1),
             Op::AddRmsNorm { .. } => (3, 2),
             Op::AddRmsNormLinear { .. } => (4, 2),
@@ -556,6 +557,26 @@ impl OpDesc {
                 OpDesc::new(nr, ins, vec![TensorDesc::new(o[0].dtype, &[t, hq + hkv, dh])]).check()?;
                 let kv = vec![heads(hkv), heads(hkv), i[5].clone()];
                 OpDesc::new(Op::KvWrite, kv, o[1..].to_vec()).check()?;
+            }
+            Op::RmsNormRopeKvAttention {
+                eps,
+                rotary_dim,
+                scale,
+                block_size,
+            } => {
+                // the composition's two ops, q [T, Hq, Dh] f32 between them
+                let q = TensorDesc::new(DType::F32, &o[0].shape);
+                let kv = Op::RmsNormRopeKv {
+                    eps: *eps,
+                    rotary_dim: *rotary_dim,
+                };
+                OpDesc::new(kv, i[..6].to_vec(), vec![q.clone(), o[1].clone(), o[2].clone()]).check()?;
+                let att = Op::PagedAttention {
+                    scale: *scale,
+                    block_size: *block_size,
+                };
+                let ins = vec![q, o[1].clone(), o[2].clone(), i[6].clone(), i[7].clone()];
+                OpDesc::new(att, ins, vec![o[0].clone()]).check()?;
             }
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;

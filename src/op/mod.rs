@@ -61,6 +61,16 @@ pub enum Op {
     /// are `RmsNormRope` of x's first Hq + Hkv heads; k and the v heads are then written to the
     /// pools as `KvWrite` at `slots` (rounded to the pool's dtype). Tested against that composition.
     RmsNormRopeKv { eps: f32, rotary_dim: usize },
+    /// A decode step's attention from the stacked q/k/v projection, as one op: x, w, pos, cos,
+    /// sin, slots as `RmsNormRopeKv`, then block_tables [S, MB], seqs [S, 3] as `PagedAttention`
+    /// -> o [T, Hq, Dh], k_pool, v_pool (in-out). The composition `RmsNormRopeKv` (q in f32) then
+    /// `PagedAttention { scale, block_size }` over the pools as written. Tested against it.
+    RmsNormRopeKvAttention {
+        eps: f32,
+        rotary_dim: usize,
+        scale: f32,
+        block_size: usize,
+    },
     /// x [T, H, Dh], pos `[T]` (u32), cos [P, R/2] (f32), sin [P, R/2] (f32) -> y [T, H, Dh].
     /// NeoX rotate-half on the first R = `rotary_dim` dims (pairs i, i + R/2); the rest pass through.
     /// Tables come from `rope_tables` (f64 on the host), so theta lives in the tables.
@@ -265,6 +275,7 @@ impl Op {
             Op::RmsNorm { .. } => "rms_norm",
             Op::RmsNormRope { .. } => "rms_norm_rope",
             Op::RmsNormRopeKv { .. } => "rms_norm_rope_kv",
+            Op::RmsNormRopeKvAttention { .. } => "rms_norm_rope_kv_attention",
             Op::AddRmsNorm { .. } => "add_rms_norm",
             Op::AddRmsNormLinear { swiglu: false, .. } => "add_rms_norm_linear",
             Op::AddRmsNormLinear { swiglu: true, .. } => "add_rms_norm_linear_swiglu",

@@ -62,7 +62,7 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
             (bytes, 4.0 * (hq * dh * keys) as f64)
         }
         // the keys a query reads are in the sequences' table on the device
-        Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => (0.0, 0.0),
+        Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } | Op::RmsNormRopeKvAttention { .. } => (0.0, 0.0),
         _ => (dflt, 0.0),
     }
 }

@@ -3,6 +3,7 @@ pub mod case;
 pub mod cases;
 pub mod compare;
 pub mod golden;
+pub mod lone_turns;
 pub mod model_gate;
 pub mod paged_guards;
 pub mod paged_invariance;

@@ -294,6 +294,25 @@ impl Backend for CpuBackend {
                 }
                 Ok(())
             }
+            Op::RmsNormRopeKvAttention {
+                eps,
+                rotary_dim,
+                scale,
+                block_size,
+            } => {
+                // the composition itself: q (f32) from rms_norm_rope_kv, then paged_attention
+                let q = self.alloc(DType::F32, &o[0].shape)?;
+                let kv = Op::RmsNormRopeKv {
+                    eps: *eps,
+                    rotary_dim: *rotary_dim,
+                };
+                self.run(&kv, &i[..6], &[&q, o[1], o[2]])?;
+                let att = Op::PagedAttention {
+                    scale: *scale,
+                    block_size: *block_size,
+                };
+                self.run(&att, &[&q, o[1], o[2], i[6], i[7]], &[o[0]])
+            }
             Op::Linear => {
                 let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
                 let y = linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n);

@@ -18,6 +18,13 @@ pub enum Access {
     /// sized in whole 16-byte units (`alloc_tensor`), the kernel adds the offsets itself.
     Read4,
     Write,
+    /// Words read and written only through atomics (`atld_{name}(i)`, `atst_{name}(i, v)`,
+    /// `atadd_{name}(i, v)`, offsets added): what one workgroup hands another inside a dispatch.
+    Atomic,
+    /// Read and written as plain words, 16-bit dtypes too (`Write` stores those through atomics):
+    /// for a kernel that stores only whole words (st2_ at even element indices) and also reads
+    /// the binding through `ld4_with`'s word loads.
+    WriteWords,
 }
 
 /// One tensor binding of a kernel: its name in the WGSL body, dtype and access.
@@ -40,6 +47,20 @@ pub fn read4(name: &'static str, dtype: DType) -> Binding {
         name,
         dtype,
         access: Access::Read4,
+    }
+}
+pub fn atomic(name: &'static str) -> Binding {
+    Binding {
+        name,
+        dtype: DType::U32,
+        access: Access::Atomic,
+    }
+}
+pub fn write_words(name: &'static str, dtype: DType) -> Binding {
+    Binding {
+        name,
+        dtype,
+        access: Access::WriteWords,
     }
 }
 pub fn write(name: &'static str, dtype: DType) -> Binding {
@@ -102,6 +123,24 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     "@group(0) @binding({slot}) var<storage, read> {n}_v4: array<vec4<u32>>;"
                 );
             }
+            Access::Atomic => {
+                let _ = writeln!(
+                    s,
+                    "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<atomic<u32>>;"
+                );
+                let _ = writeln!(
+                    s,
+                    "fn atld_{n}(i: u32) -> u32 {{ return atomicLoad(&{n}_buf[{off} + i]); }}"
+                );
+                let _ = writeln!(
+                    s,
+                    "fn atst_{n}(i: u32, v: u32) {{ atomicStore(&{n}_buf[{off} + i], v); }}"
+                );
+                let _ = writeln!(
+                    s,
+                    "fn atadd_{n}(i: u32, v: u32) -> u32 {{ return atomicAdd(&{n}_buf[{off} + i], v); }}"
+                );
+            }
             Access::Read => {
                 let _ = writeln!(s, "@group(0) @binding({slot}) var<storage, read> {n}_buf: array<u32>;");
                 if wide {
@@ -116,7 +155,39 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     decode(b.dtype, &format!("ldbits_{n}(i)"))
                 );
             }
-            Access::Write => {
+            Access::WriteWords if !wide => {
+                let _ = writeln!(
+                    s,
+                    "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<u32>;"
+                );
+                let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ let j = {off} + i; return ({n}_buf[j >> 1u] >> ((j & 1u) * 16u)) & 0xffffu; }}");
+                let _ = writeln!(
+                    s,
+                    "fn ld_{n}(i: u32) -> {} {{ return {}; }}",
+                    ty(b.dtype),
+                    decode(b.dtype, &format!("ldbits_{n}(i)"))
+                );
+                let _ = writeln!(
+                    s,
+                    "fn as_{n}(v: {}) -> {} {{ return {}; }}",
+                    ty(b.dtype),
+                    ty(b.dtype),
+                    decode(b.dtype, &encode(b.dtype, "v"))
+                );
+                // j even (the kernel's contract): one whole word
+                let _ = writeln!(
+                    s,
+                    "fn st2bits_{n}(i: u32, a: u32, b: u32) {{ let j = {off} + i; {n}_buf[j >> 1u] = (a & 0xffffu) | ((b & 0xffffu) << 16u); }}"
+                );
+                let _ = writeln!(
+                    s,
+                    "fn st2_{n}(i: u32, a: {t}, b: {t}) {{ st2bits_{n}(i, {ea}, {eb}); }}",
+                    t = ty(b.dtype),
+                    ea = encode(b.dtype, "a"),
+                    eb = encode(b.dtype, "b")
+                );
+            }
+            Access::Write | Access::WriteWords => {
                 if wide {
                     let _ = writeln!(
                         s,

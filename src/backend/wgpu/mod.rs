@@ -20,6 +20,7 @@ mod kv_write;
 mod linear;
 mod min_p;
 mod paged_attention;
+mod paged_attention_lone;
 mod paged_attention_prefill;
 mod paged_gated_split;
 mod penalties;
@@ -93,6 +94,7 @@ impl Backend for WgpuBackend {
             Op::GatedAttention { .. } => gated_attention::supports(self, desc),
             Op::KvWrite => kv_write::supports(self, desc),
             Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => paged_attention::supports(self, desc),
+            Op::RmsNormRopeKvAttention { .. } => paged_attention_lone::supports_rope(self, desc),
             Op::Penalties => penalties::supports(self, desc),
             Op::MinP => min_p::supports(self, desc),
             Op::Sample { .. } => sample::supports(self, desc),
@@ -144,6 +146,7 @@ impl Backend for WgpuBackend {
             Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 paged_attention::record(self, op, inputs, outputs)
             }
+            Op::RmsNormRopeKvAttention { .. } => paged_attention_lone::record_rope(self, op, inputs, outputs),
             Op::Penalties => penalties::record(self, inputs, outputs),
             Op::MinP => min_p::record(self, inputs, outputs),
             Op::Sample { .. } => sample::record(self, op, inputs, outputs),

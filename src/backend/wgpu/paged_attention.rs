@@ -27,7 +27,7 @@
 //! single-stream prefill tile instead (paged_attention_prefill.rs).
 use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
-use super::{paged_attention_prefill, paged_gated_split};
+use super::{paged_attention_lone, paged_attention_prefill, paged_gated_split};
 use super::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -100,21 +100,55 @@ pub(super) struct Params {
     offs: [u32; 12],
     pub(super) t: u32,
     pub(super) hq: u32,
-    hkv: u32,
+    pub(super) hkv: u32,
     pub(super) dh: u32,
     group: u32,
     scale: f32,
-    bs: u32,
+    pub(super) bs: u32,
     nb: u32,
-    mb: u32,
-    s: u32,
+    pub(super) mb: u32,
+    pub(super) s: u32,
     half: u32,
     eps: f32,
-    t0: u32,
-    np: u32,
-    pad: [u32; 2],
+    pub(super) t0: u32,
+    pub(super) np: u32,
+    /// keys a partition where the kernel takes it at run time (paged_attention_lone.wgsl)
+    pub(super) pk: u32,
+    /// cos / sin rows and the q/k norm weight's row stride (paged_attention_lone_rope.wgsl)
+    pub(super) max_pos: u32,
+    pub(super) wstride: u32,
+    pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<Params>() == 112);
+const _: () = assert!(std::mem::size_of::<Params>() == 128);
+
+impl Params {
+    /// A batch of `t` query rows of `hq` heads over `pool` [NB, BS, Hkv, Dh] through the block
+    /// tables `bt` [S, MB]; eps and half for the kernels that norm and rotate.
+    pub(super) fn new(t: usize, hq: usize, pool: &Tensor, bt: &Tensor, scale: f32, eps: f32, half: usize) -> Params {
+        let (nb, bs, hkv, dh) = (pool.shape[0], pool.shape[1], pool.shape[2], pool.shape[3]);
+        Params {
+            offs: [0; 12],
+            t: t as u32,
+            hq: hq as u32,
+            hkv: hkv as u32,
+            dh: dh as u32,
+            group: (hq / hkv) as u32,
+            scale,
+            bs: bs as u32,
+            nb: nb as u32,
+            mb: bt.shape[1] as u32,
+            s: bt.shape[0] as u32,
+            half: half as u32,
+            eps,
+            t0: 0,
+            np: 0,
+            pk: 0,
+            max_pos: 0,
+            wstride: 0,
+            pad: [0; 3],
+        }
+    }
+}
 
 pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let gated = matches!(desc.op, Op::PagedGatedAttention { .. });
@@ -202,25 +236,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     };
     let (pool, bt) = if gated { (o[1], i[7]) } else { (i[1], i[3]) };
     let (t, hq) = (i[0].shape[0], i[0].shape[1]);
-    let (nb, bs, hkv, dh) = (pool.shape[0], pool.shape[1], pool.shape[2], pool.shape[3]);
-    let p = Params {
-        offs: [0; 12],
-        t: t as u32,
-        hq: hq as u32,
-        hkv: hkv as u32,
-        dh: dh as u32,
-        group: (hq / hkv) as u32,
-        scale,
-        bs: bs as u32,
-        nb: nb as u32,
-        mb: bt.shape[1] as u32,
-        s: bt.shape[0] as u32,
-        half: half as u32,
-        eps,
-        t0: 0,
-        np: 0,
-        pad: [0; 2],
-    };
+    let (hkv, dh) = (pool.shape[2], pool.shape[3]);
+    let p = Params::new(t, hq, pool, bt, scale, eps, half);
     let consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
     if !gated {
         if paged_attention_prefill::takes(b, i[0], bt) && paged_attention_prefill::record(b, op, i, o[0])? {
@@ -313,10 +330,11 @@ pub(super) fn record_parts(
     o: &Tensor,
 ) -> Result<()> {
     let (t, hq, hkv, dh) = (p.t as usize, p.hq as usize, p.hkv as usize, p.dh as usize);
+    if paged_attention_lone::takes(b, &p) {
+        return paged_attention_lone::record(b, p, &consts, i, o);
+    }
     let g = hq / hkv;
-    let lone = lone_partition(b, &p);
-    let pk = lone.unwrap_or(PARTITION);
-    let np = (p.mb as usize * p.bs as usize).div_ceil(pk).max(1);
+    let np = partitions(p.mb as usize, p.bs as usize);
     let words = row_words(hq, dh, np);
     // rows a dispatch pair: as many as the scratch budget holds (at least one: supports() has
     // checked that one row's records fit a binding)
@@ -337,11 +355,7 @@ pub(super) fn record_parts(
     let even = i[1].offset % 2 == 0 && i[2].offset % 2 == 0;
     let key = KernelKey {
         entry: "paged_attention",
-        variant: format!(
-            "dh{dh}g{g}{}{}",
-            if even { "e" } else { "" },
-            lone.map(|k| format!("pk{k}")).unwrap_or_default()
-        ),
+        variant: format!("dh{dh}g{g}{}", if even { "e" } else { "" }),
         bindings,
     };
     let source = || {
@@ -350,7 +364,7 @@ pub(super) fn record_parts(
         consts.extend([
             ("G", format!("{g}u")),
             ("CK", format!("{CHUNK}u")),
-            ("PK", format!("{pk}u")),
+            ("PK", format!("{PARTITION}u")),
             ("PART", format!("{part}u")),
             ("HR", format!("{hr}u")),
         ]);

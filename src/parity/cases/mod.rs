@@ -15,6 +15,7 @@ mod reduce;
 mod rms_norm;
 mod rms_norm_gated;
 mod rms_norm_rope_kv;
+mod rms_norm_rope_kv_attention;
 mod rope;
 mod sample;
 
@@ -28,6 +29,7 @@ pub fn all() -> Vec<Case> {
     v.extend(rms_norm::norm_rope_cases());
     v.extend(rms_norm::add_norm_cases());
     v.extend(rms_norm_rope_kv::cases());
+    v.extend(rms_norm_rope_kv_attention::cases());
     v.extend(linear::cases());
     v.extend(linear::quant_cases());
     v.extend(linear::swiglu_cases());

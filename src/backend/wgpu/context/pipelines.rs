@@ -63,7 +63,7 @@ impl WgpuBackend {
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Storage {
-                        read_only: b.access != kernel::Access::Write,
+                        read_only: matches!(b.access, kernel::Access::Read | kernel::Access::Read4),
                     },
                     has_dynamic_offset: false,
                     min_binding_size: None,
