@@ -13,13 +13,13 @@
 //!   The grid has ceil(MB * BS / PARTITION) partitions a row (the engine keeps MB to the blocks
 //!   the step uses); the scratch holds the records of as many rows as `Tuning::paged_scratch`
 //!   allows, the rows beyond going in further dispatch pairs.
-//!   A lone sequence's decode step under batch invariance off whose table spans at most
-//!   `Tuning::lone_keys` keys takes them as one partition instead (`lone_partition`): no combine.
+//!   A lone sequence's decode step under batch invariance off takes paged_attention_lone.rs
+//!   instead: one dispatch, its partitions combined by their last workgroup.
 //! paged_gated_attention: paged_decode_attend.wgsl + attention_decode_loop.wgsl (decode_attend,
 //! one workgroup per (query row, query head)), two dispatches: paged_gated_attention_kv.wgsl (new
 //! k / v into the pools, a workgroup per token and kv head) then paged_gated_attention.wgsl.
 //! On wgpu it runs paged_attention's kernels between its own instead (paged_gated_split.rs),
-//! except for such a short lone decode step.
+//! except for a lone decode step whose table spans at most `Tuning::lone_keys` keys.
 //! Every query row is its own workgroups, decode and prefill alike, and its key partitions are
 //! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
 //! prefill tile that shares key reads between rows under the same per-row order is the speed
@@ -67,14 +67,11 @@ fn partitions(mb: usize, bs: usize) -> usize {
     (mb * bs).div_ceil(PARTITION).max(1)
 }
 
-/// A lone sequence's decode step whose block table spans at most `Tuning::lone_keys` keys: its
-/// row's keys in one partition of that many keys rounded up to CHUNK (paged_attention) and the
-/// gated op's per-row kernel. Batch invariance off only: the row's bits then depend on its table
-/// width, which no other mode allows.
-fn lone_partition(b: &WgpuBackend, p: &Params) -> Option<usize> {
+/// A lone sequence's decode step whose block table spans at most `Tuning::lone_keys` keys: the
+/// gated op's per-row kernel, not the split. Batch invariance off only.
+fn lone_short(b: &WgpuBackend, p: &Params) -> bool {
     let keys = (p.mb * p.bs) as usize;
-    (b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && keys <= b.tuning.lone_keys)
-        .then(|| keys.div_ceil(CHUNK).max(1) * CHUNK)
+    b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && keys <= b.tuning.lone_keys
 }
 
 /// f32 words of one query row's partition records (paged_attention_rows.wgsl: Hq heads x `np`
@@ -245,7 +242,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         }
         return record_parts(b, p, consts, i, o[0]);
     }
-    let split = lone_partition(b, &p).is_none() && paged_gated_split::takes(b, op, i, o);
+    let split = !lone_short(b, &p) && paged_gated_split::takes(b, op, i, o);
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
     let variant = format!("dh{dh}");

@@ -104,11 +104,10 @@ pub struct Tuning {
     /// a table row in one pair.
     pub paged_scratch: u64,
     /// Keys a lone sequence's decode step (batch invariance off, one sequence, one query row) may
-    /// span in its block table and still attend in one workgroup walk a head: paged_attention
-    /// takes them as one partition (no combine pass), Qwen3.5's gated attention takes its per-row
-    /// kernel (not the split's four dispatches). Past it the 64-key partitions win: a short row
-    /// has too few keys for the extra dispatches to pay for themselves, a long one too many for
-    /// one workgroup's walk.
+    /// span in its block table and still take Qwen3.5's gated attention's per-row kernel (one
+    /// workgroup walk a query head) instead of the split's four dispatches: a short row has too
+    /// few keys for the extra dispatches to pay for themselves, a long one too many for one
+    /// workgroup's walk. (The plain paged_attention's lone step is paged_attention_lone.rs.)
     pub lone_keys: usize,
 }
 
