@@ -33,7 +33,7 @@ const COUNTERS: usize = 256;
 /// divides (NT threads as key subsets of Dh / 4 columns; a chunk's keys split evenly over them).
 pub(super) fn takes(b: &WgpuBackend, p: &Params) -> bool {
     let dh4 = p.dh as usize / 4;
-    let shaped = NT % dh4 == 0 && CHUNK % (NT / dh4) == 0 && p.hkv as usize <= COUNTERS;
+    let shaped = dh4 > 0 && NT % dh4 == 0 && CHUNK % (NT / dh4) == 0 && p.hkv as usize <= COUNTERS;
     b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && shaped
 }
 
@@ -68,7 +68,7 @@ pub fn supports_rope(b: &WgpuBackend, desc: &OpDesc) -> Support {
         ));
     }
     let dh4 = dh / 4;
-    if dh % 16 != 0 || NT % dh4 != 0 || CHUNK % (NT / dh4) != 0 || rotary_dim % 8 != 0 || rotary_dim > dh {
+    if dh % 16 != 0 || dh4 == 0 || NT % dh4 != 0 || CHUNK % (NT / dh4) != 0 || rotary_dim % 8 != 0 || rotary_dim > dh {
         return Support::No(format!(
             "head_dim {dh} (a multiple of 16 dividing {}) and rotary_dim {rotary_dim} (a multiple of 8) do not fit the kernel's layout",
             4 * NT
