@@ -155,39 +155,10 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     decode(b.dtype, &format!("ldbits_{n}(i)"))
                 );
             }
-            Access::WriteWords if !wide => {
-                let _ = writeln!(
-                    s,
-                    "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<u32>;"
-                );
-                let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ let j = {off} + i; return ({n}_buf[j >> 1u] >> ((j & 1u) * 16u)) & 0xffffu; }}");
-                let _ = writeln!(
-                    s,
-                    "fn ld_{n}(i: u32) -> {} {{ return {}; }}",
-                    ty(b.dtype),
-                    decode(b.dtype, &format!("ldbits_{n}(i)"))
-                );
-                let _ = writeln!(
-                    s,
-                    "fn as_{n}(v: {}) -> {} {{ return {}; }}",
-                    ty(b.dtype),
-                    ty(b.dtype),
-                    decode(b.dtype, &encode(b.dtype, "v"))
-                );
-                // j even (the kernel's contract): one whole word
-                let _ = writeln!(
-                    s,
-                    "fn st2bits_{n}(i: u32, a: u32, b: u32) {{ let j = {off} + i; {n}_buf[j >> 1u] = (a & 0xffffu) | ((b & 0xffffu) << 16u); }}"
-                );
-                let _ = writeln!(
-                    s,
-                    "fn st2_{n}(i: u32, a: {t}, b: {t}) {{ st2bits_{n}(i, {ea}, {eb}); }}",
-                    t = ty(b.dtype),
-                    ea = encode(b.dtype, "a"),
-                    eb = encode(b.dtype, "b")
-                );
-            }
             Access::Write | Access::WriteWords => {
+                // WriteWords at 16 bits: plain words, no lone-element store (it would race with
+                // the other half of its word), st2 whole words only
+                let words = b.access == Access::WriteWords && !wide;
                 if wide {
                     let _ = writeln!(
                         s,
@@ -195,6 +166,12 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     );
                     let _ = writeln!(s, "fn stbits_{n}(i: u32, v: u32) {{ {n}_buf[{off} + i] = v; }}");
                     let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ return {n}_buf[{off} + i]; }}");
+                } else if words {
+                    let _ = writeln!(
+                        s,
+                        "@group(0) @binding({slot}) var<storage, read_write> {n}_buf: array<u32>;"
+                    );
+                    let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ let j = {off} + i; return ({n}_buf[j >> 1u] >> ((j & 1u) * 16u)) & 0xffffu; }}");
                 } else {
                     let _ = writeln!(
                         s,
@@ -207,12 +184,14 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     );
                     let _ = writeln!(s, "fn ldbits_{n}(i: u32) -> u32 {{ let j = {off} + i; return (atomicLoad(&{n}_buf[j >> 1u]) >> ((j & 1u) * 16u)) & 0xffffu; }}");
                 }
-                let _ = writeln!(
-                    s,
-                    "fn st_{n}(i: u32, v: {}) {{ stbits_{n}(i, {}); }}",
-                    ty(b.dtype),
-                    encode(b.dtype, "v")
-                );
+                if !words {
+                    let _ = writeln!(
+                        s,
+                        "fn st_{n}(i: u32, v: {}) {{ stbits_{n}(i, {}); }}",
+                        ty(b.dtype),
+                        encode(b.dtype, "v")
+                    );
+                }
                 let _ = writeln!(
                     s,
                     "fn ld_{n}(i: u32) -> {} {{ return {}; }}",
@@ -231,6 +210,12 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                     let _ = writeln!(
                         s,
                         "fn st2bits_{n}(i: u32, a: u32, b: u32) {{ stbits_{n}(i, a); stbits_{n}(i + 1u, b); }}"
+                    );
+                } else if words {
+                    // j even (the kernel's contract): one whole word
+                    let _ = writeln!(
+                        s,
+                        "fn st2bits_{n}(i: u32, a: u32, b: u32) {{ let j = {off} + i; {n}_buf[j >> 1u] = (a & 0xffffu) | ((b & 0xffffu) << 16u); }}"
                     );
                 } else {
                     let _ = writeln!(
