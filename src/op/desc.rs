@@ -558,23 +558,11 @@ impl OpDesc {
                 let kv = vec![heads(hkv), heads(hkv), i[5].clone()];
                 OpDesc::new(Op::KvWrite, kv, o[1..].to_vec()).check()?;
             }
-            Op::RmsNormRopeKvAttention {
-                eps,
-                rotary_dim,
-                scale,
-                block_size,
-            } => {
+            Op::RmsNormRopeKvAttention { .. } => {
                 // the composition's two ops, q [T, Hq, Dh] f32 between them
+                let (kv, att) = self.op.rope_kv_attention_parts().expect("the fused op");
                 let q = TensorDesc::new(DType::F32, &o[0].shape);
-                let kv = Op::RmsNormRopeKv {
-                    eps: *eps,
-                    rotary_dim: *rotary_dim,
-                };
                 OpDesc::new(kv, i[..6].to_vec(), vec![q.clone(), o[1].clone(), o[2].clone()]).check()?;
-                let att = Op::PagedAttention {
-                    scale: *scale,
-                    block_size: *block_size,
-                };
                 let ins = vec![q, o[1].clone(), o[2].clone(), i[6].clone(), i[7].clone()];
                 OpDesc::new(att, ins, vec![o[0].clone()]).check()?;
             }

@@ -268,6 +268,24 @@ pub const OP_NAMES: [&str; 32] = [
 ];
 
 impl Op {
+    /// `RmsNormRopeKvAttention`'s two ops (rms_norm_rope_kv, then paged_attention over its q);
+    /// None for every other op.
+    pub fn rope_kv_attention_parts(&self) -> Option<(Op, Op)> {
+        let Op::RmsNormRopeKvAttention {
+            eps,
+            rotary_dim,
+            scale,
+            block_size,
+        } = *self
+        else {
+            return None;
+        };
+        Some((
+            Op::RmsNormRopeKv { eps, rotary_dim },
+            Op::PagedAttention { scale, block_size },
+        ))
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Op::Embedding => "embedding",

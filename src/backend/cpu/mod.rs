@@ -294,23 +294,11 @@ impl Backend for CpuBackend {
                 }
                 Ok(())
             }
-            Op::RmsNormRopeKvAttention {
-                eps,
-                rotary_dim,
-                scale,
-                block_size,
-            } => {
+            Op::RmsNormRopeKvAttention { .. } => {
                 // the composition itself: q (f32) from rms_norm_rope_kv, then paged_attention
+                let (kv, att) = op.rope_kv_attention_parts().expect("the fused op");
                 let q = self.alloc(DType::F32, &o[0].shape)?;
-                let kv = Op::RmsNormRopeKv {
-                    eps: *eps,
-                    rotary_dim: *rotary_dim,
-                };
                 self.run(&kv, &i[..6], &[&q, o[1], o[2]])?;
-                let att = Op::PagedAttention {
-                    scale: *scale,
-                    block_size: *block_size,
-                };
                 self.run(&att, &[&q, o[1], o[2], i[6], i[7]], &[o[0]])
             }
             Op::Linear => {

@@ -53,12 +53,10 @@ pub(super) fn record(b: &WgpuBackend, p: Params, consts: &[(&str, String)], i: &
 /// rms_norm_rope_kv_attention on wgpu: a lone decode step with invariance off, whose head_dim
 /// and rotary dims the kernel's layout takes, and a device with its 12 storage bindings.
 pub fn supports_rope(b: &WgpuBackend, desc: &OpDesc) -> Support {
-    let Op::RmsNormRopeKvAttention {
-        rotary_dim, block_size, ..
-    } = desc.op
-    else {
+    let Op::RmsNormRopeKvAttention { rotary_dim, .. } = desc.op else {
         unreachable!()
     };
+    let (_, att) = desc.op.rope_kv_attention_parts().expect("the fused op");
     let (i, o) = (&desc.inputs, &desc.outputs);
     let (t, s, dh) = (o[0].shape[0], i[7].shape[0], o[1].shape[3]);
     if b.invariance() != BatchInvariance::Off || t != 1 || s != 1 {
@@ -88,7 +86,6 @@ pub fn supports_rope(b: &WgpuBackend, desc: &OpDesc) -> Support {
     }
     // the attention's own limits (group size, workgroup memory, the scratch)
     let q = TensorDesc::new(DType::F32, &o[0].shape);
-    let att = Op::PagedAttention { scale: 1.0, block_size };
     let ins = vec![q, o[1].clone(), o[2].clone(), i[6].clone(), i[7].clone()];
     super::paged_attention::supports(b, &OpDesc::new(att, ins, vec![o[0].clone()]))
 }
@@ -100,21 +97,18 @@ const ROPE_BINDINGS: u32 = 12;
 /// offset (their word stores would share a word with a neighbour's row) take the two ops apart.
 pub fn record_rope(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let Op::RmsNormRopeKvAttention {
-        eps,
-        rotary_dim,
-        scale,
-        block_size,
+        eps, rotary_dim, scale, ..
     } = *op
     else {
         unreachable!()
     };
     let (kp, vp) = (o[1], o[2]);
     if kp.offset % 2 != 0 || vp.offset % 2 != 0 {
+        let (kv, att) = op.rope_kv_attention_parts().expect("the fused op");
         let q = b
             .scratch("paged-rope-q", DType::F32, o[0].numel())?
             .reshape(&o[0].shape)?;
-        super::rms_norm_rope::record_kv(b, &Op::RmsNormRopeKv { eps, rotary_dim }, &i[..6], &[&q, kp, vp])?;
-        let att = Op::PagedAttention { scale, block_size };
+        super::rms_norm_rope::record_kv(b, &kv, &i[..6], &[&q, kp, vp])?;
         return super::paged_attention::record(b, &att, &[&q, kp, vp, i[6], i[7]], &[o[0]]);
     }
     let hq = o[0].shape[1];
