@@ -177,9 +177,8 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
                 prow_s[tid] = pr;
             }
             workgroupBarrier();
-        }
-        // 2. this chunk's key and value rows, loaded together (the first chunk's before finish)
-        if (c0 != k0) {
+            // 2. this chunk's key and value rows, loaded together (the first chunk's: before
+            // finish)
             load_chunk(tid, cnt, kbase);
         }
         take_new(tid, cnt);
@@ -245,7 +244,6 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
         }
     }
     workgroupBarrier();
-    var l_mine = 0.0;   // thread c4 < DH4's head's denominator, in the round of that head
     var o_mine: array<vec4<f32>, G>;
     for (var hh = 0u; hh < G; hh++) {
         out_s[tid] = acc[hh];
