@@ -6,6 +6,9 @@
 //                              with xp = cat(slot state, the sequence's rows), reading the pool
 //   causal_conv1d_batch_state  one item per (sequence, channel): the last K-1 rows of xp back into
 //                              the slot, all read into registers before any is written (in place)
+// or, where the batch has as many rows as sequences (a decode step), one entry alone:
+//   causal_conv1d_batch_steps  one item per (sequence, channel): its rows' outputs one after
+//                              another, then the state, as the two entries above compute them
 // A row's sum takes the same values in the same order whether its window lies in this chunk or
 // reaches into the state (the pool holds the past inputs exactly), so its bits do not depend on
 // the batch or the chunking. A sequence whose rows or slot are out of range is skipped.
@@ -48,6 +51,27 @@ fn xp(d: vec4<u32>, r: u32, ch: u32) -> f32 {
     return ld_x((d.x + r - KM1) * p.c + ch);
 }
 
+// Output row i of sequence d, channel ch (the window xp[i .. i + K - 1]), stored at y[g].
+fn conv_out(d: vec4<u32>, i: u32, ch: u32, g: u32) {
+    var s = 0.0;
+    for (var j = 0u; j <= KM1; j++) {
+        s = fma(ld_w(ch * p.k + j), xp(d, i + j, ch), s);
+    }
+    st_y(g, silu(s));
+}
+
+// The state sequence d leaves in its slot, channel ch: the last K - 1 rows of xp, all read before
+// any is written (in place).
+fn conv_state(d: vec4<u32>, ch: u32) {
+    var keep: array<f32, KM1>;
+    for (var r = 0u; r < KM1; r++) {
+        keep[r] = xp(d, d.y + r, ch);
+    }
+    for (var r = 0u; r < KM1; r++) {
+        st_pool((d.z * KM1 + r) * p.c + ch, keep[r]);
+    }
+}
+
 @compute @workgroup_size(WG)
 fn causal_conv1d_batch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                        @builtin(local_invocation_index) lid: u32) {
@@ -72,12 +96,7 @@ fn causal_conv1d_batch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     if (r < d.x || r >= d.x + d.y) {
         return;
     }
-    let i = r - d.x;
-    var s = 0.0;
-    for (var j = 0u; j <= KM1; j++) {
-        s = fma(ld_w(ch * p.k + j), xp(d, i + j, ch), s);
-    }
-    st_y(g, silu(s));
+    conv_out(d, r - d.x, ch, g);
 }
 
 @compute @workgroup_size(WG)
@@ -92,11 +111,25 @@ fn causal_conv1d_batch_state(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num
     if (d.y == 0u) {
         return;
     }
-    var keep: array<f32, KM1>;
-    for (var r = 0u; r < KM1; r++) {
-        keep[r] = xp(d, d.y + r, ch);
+    conv_state(d, ch);
+}
+
+// One item per (sequence, channel), which alone reads and writes that slot's column: so it can
+// take the outputs and then the state in one dispatch.
+@compute @workgroup_size(WG)
+fn causal_conv1d_batch_steps(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                             @builtin(local_invocation_index) lid: u32) {
+    let g = group_index(wid, nwg) * WG + lid;
+    if (g >= p.n) {
+        return;
     }
-    for (var r = 0u; r < KM1; r++) {
-        st_pool((d.z * KM1 + r) * p.c + ch, keep[r]);
+    let d = seq_of(g / p.c);
+    let ch = g % p.c;
+    if (d.y == 0u) {
+        return;
     }
+    for (var i = 0u; i < d.y; i++) {
+        conv_out(d, i, ch, (d.x + i) * p.c + ch);
+    }
+    conv_state(d, ch);
 }

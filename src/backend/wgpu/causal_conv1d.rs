@@ -2,7 +2,8 @@
 //! (prefill, plus one per state element) or per channel (the decode update).
 //! causal_conv1d_batch: shaders/causal_conv1d_batch.wgsl, two dispatches: the outputs (one item per
 //! row and channel, reading the slots' states), then the states back into their slots (one item per
-//! sequence and channel). K - 1 is a compile-time constant (the variant).
+//! sequence and channel); a batch of as many rows as sequences (a decode step) in one dispatch,
+//! one item per sequence and channel. K - 1 is a compile-time constant (the variant).
 use super::kernel::{grid, read, write, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -121,8 +122,15 @@ fn record_batch(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     ];
     let consts = [("WG", format!("{WG}u")), ("KM1", format!("{}u", k - 1))];
     let tensors = [i[0], i[1], i[2], o[0], o[1]];
-    // outputs first (they read the states entering the step), then the states leaving it
-    for (entry, n) in [("causal_conv1d_batch", t * c), ("causal_conv1d_batch_state", s * c)] {
+    // outputs first (they read the states entering the step), then the states leaving it; in one
+    // dispatch where there are as many rows as sequences (a decode step: one item a sequence and
+    // channel walks that sequence's rows, which are one on average)
+    let steps: &[(&'static str, usize)] = if t == s {
+        &[("causal_conv1d_batch_steps", s * c)]
+    } else {
+        &[("causal_conv1d_batch", t * c), ("causal_conv1d_batch_state", s * c)]
+    };
+    for &(entry, n) in steps {
         let p = BatchParams {
             offs: [0; 8],
             t: t as u32,
