@@ -75,6 +75,28 @@ pub struct MatvecShape {
     pub wide_from: usize,
     pub wide_r: u32,
     pub wide_mr: u32,
+    /// From this K on, `long_wg` threads and `long_r` weight rows a workgroup (M below
+    /// `wide_from`): a long row gives each thread more steps, which a wider workgroup shares out.
+    pub long_k: usize,
+    pub long_wg: u32,
+    pub long_r: u32,
+    /// From this N on (an LM head over a vocabulary), `vocab_wg` threads a workgroup.
+    pub vocab_n: usize,
+    pub vocab_wg: u32,
+}
+
+impl MatvecShape {
+    /// (WG, R) of a matvec over a weight matrix of N rows of K elements, for M below `wide_from`.
+    /// WG depends on the matrix only, never on M, so every M gives a row the same bits.
+    pub fn workgroup(&self, k: usize, n: usize) -> (u32, u32) {
+        if n >= self.vocab_n {
+            (self.vocab_wg, self.r)
+        } else if k >= self.long_k {
+            (self.long_wg, self.long_r)
+        } else {
+            (self.wg, self.r)
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -88,7 +110,9 @@ pub struct Tuning {
     /// 4 steps a trip: at or within ~10% of the best shape of a sweep (linear/sweep.rs) for M = 1.
     /// From 8 x rows on (a batched decode step, a prefill), 2 weight rows times up to 8 x rows:
     /// the best or within 25% of it at every shape of an H200 sweep at M = 8..512 (4 x 16 was
-    /// 1.6x slower at M = 64).
+    /// 1.6x slower at M = 64). Rows of 2048 elements and more take 128 threads and 1 row (a
+    /// dependent chain of them 1-1.6 us a dispatch faster on the H200 at Qwen3-0.6B's o and down
+    /// projections), an LM head 32 threads (12 us faster); every M of such a matrix alike.
     pub float_matvec: MatvecShape,
     /// Weight elements from which q4_k's matvec (f32 x, K >= 2048) takes the integer-dot lanes
     /// with x limbs made by each workgroup: below it the matrix is too small for the limb
@@ -143,6 +167,11 @@ impl Tuning {
                 wide_from: 8,
                 wide_r: 2,
                 wide_mr: 8,
+                long_k: 2048,
+                long_wg: 128,
+                long_r: 1,
+                vocab_n: 65536,
+                vocab_wg: 32,
             },
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,

@@ -188,16 +188,18 @@ fn plan(b: &WgpuBackend, m: usize, k: usize, n: usize, gemm_dtypes: bool) -> Pla
     if let Some(c) = coop_plan(b, (m, k, n), gemm_dtypes) {
         return Plan::Coop(c);
     }
-    // the tuned workgroup (tuning.rs `float_matvec`); from `wide_from` x rows on, more weight
-    // rows and x rows a workgroup (each weight pair loaded serves more rows)
+    // the tuned workgroup for this weight matrix (tuning.rs `float_matvec`: its size by K and N,
+    // the same for every M); from `wide_from` x rows on, more weight rows and x rows a workgroup
+    // (each weight pair loaded serves more rows)
     let t = b.tuning.float_matvec;
+    let (wg, r1) = t.workgroup(k, n);
     let (r, mr) = if m >= t.wide_from {
         (t.wide_r, (m as u32).min(t.wide_mr))
     } else {
-        (t.r, (m as u32).min(4))
+        (r1, (m as u32).min(4))
     };
     let p = Plan::Matvec {
-        wg: t.wg,
+        wg,
         r,
         mr,
         u: t.u,
@@ -207,8 +209,8 @@ fn plan(b: &WgpuBackend, m: usize, k: usize, n: usize, gemm_dtypes: bool) -> Pla
         p
     } else {
         Plan::Matvec {
-            wg: t.wg,
-            r: t.r,
+            wg,
+            r: r1,
             mr: (m as u32).min(4),
             u: t.u,
             sg: b.caps.subgroup,
