@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# r29 lease 2 (H200), carry [".gl"]. head.xz: 1670810; pf.xz: each decode projection's matvec
+# r29 lease 2 (H200), carry [".gl"]. head.xz: 1670810; pf.xz (prefetch-dropped.patch on 1670810): each decode projection's matvec
 # also reads the next projection's weights (up to 32 MiB) in its first workgroups, 16 words a
 # thread (matvec_prefetch.wgsl); pf64.xz: the same with 64 words a thread (a quarter of the
 # workgroups). Alternated; then pf's profile, its prefetch test (lib) and the tiny gate.
