@@ -99,10 +99,10 @@ fn causal_conv1d_batch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     conv_out(d, r - d.x, ch, g);
 }
 
-@compute @workgroup_size(WG)
-fn causal_conv1d_batch_state(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                             @builtin(local_invocation_index) lid: u32) {
-    let g = group_index(wid, nwg) * WG + lid;
+// Item g of the (sequence, channel) entries: with `outputs`, the sequence's rows' outputs one
+// after another, then the state it leaves. The item alone reads and writes that slot's column, so
+// the outputs and then the state can be one dispatch.
+fn seq_channel(g: u32, outputs: bool) {
     if (g >= p.n) {
         return;
     }
@@ -110,26 +110,23 @@ fn causal_conv1d_batch_state(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num
     let ch = g % p.c;
     if (d.y == 0u) {
         return;
+    }
+    if (outputs) {
+        for (var i = 0u; i < d.y; i++) {
+            conv_out(d, i, ch, (d.x + i) * p.c + ch);
+        }
     }
     conv_state(d, ch);
 }
 
-// One item per (sequence, channel), which alone reads and writes that slot's column: so it can
-// take the outputs and then the state in one dispatch.
+@compute @workgroup_size(WG)
+fn causal_conv1d_batch_state(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                             @builtin(local_invocation_index) lid: u32) {
+    seq_channel(group_index(wid, nwg) * WG + lid, false);
+}
+
 @compute @workgroup_size(WG)
 fn causal_conv1d_batch_steps(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                              @builtin(local_invocation_index) lid: u32) {
-    let g = group_index(wid, nwg) * WG + lid;
-    if (g >= p.n) {
-        return;
-    }
-    let d = seq_of(g / p.c);
-    let ch = g % p.c;
-    if (d.y == 0u) {
-        return;
-    }
-    for (var i = 0u; i < d.y; i++) {
-        conv_out(d, i, ch, (d.x + i) * p.c + ch);
-    }
-    conv_state(d, ch);
+    seq_channel(group_index(wid, nwg) * WG + lid, true);
 }
