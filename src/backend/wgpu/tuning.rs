@@ -75,12 +75,13 @@ pub struct MatvecShape {
     pub wide_from: usize,
     pub wide_r: u32,
     pub wide_mr: u32,
-    /// From this K on, `long_wg` threads and `long_r` weight rows a workgroup (M below
-    /// `wide_from`): a long row gives each thread more steps, which a wider workgroup shares out.
+    /// From this K on, `long_wg` threads a workgroup at every M, and `long_r` weight rows below
+    /// `wide_from` x rows: a long row gives each thread more steps, which a wider workgroup shares
+    /// out.
     pub long_k: usize,
     pub long_wg: u32,
     pub long_r: u32,
-    /// From this N on (an LM head over a vocabulary), `vocab_wg` threads a workgroup.
+    /// From this N on (an LM head over a vocabulary), `vocab_wg` threads a workgroup at every M.
     pub vocab_n: usize,
     pub vocab_wg: u32,
 }
