@@ -42,7 +42,7 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
     }
     let n = w.shape[0];
     let swiglu = matches!(desc.op, Op::AddRmsNormLinear { swiglu: true, .. });
-    if swiglu && !matches!(plan(b, m, k, n, false), Plan::Matvec { r, .. } if r % 2 == 0) {
+    if swiglu && !matches!(norm_plan(b, (m, k, n), true), Plan::Matvec { r, .. } if r % 2 == 0) {
         return Support::No(format!(
             "the swiglu epilogue takes a (gate, up) pair in one workgroup: the matvec plan for {m} x {k} x {n} \
              has an odd number of weight rows a workgroup"
@@ -86,7 +86,30 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
         nw: i[2],
         sum: o[0],
     };
-    launch(b, plan(b, m, k, n, false), &[i[0], i[3]], &[o[1]], false, Some(nm))
+    launch(
+        b,
+        norm_plan(b, (m, k, n), swiglu),
+        &[i[0], i[3]],
+        &[o[1]],
+        false,
+        Some(nm),
+    )
+}
+
+/// The matvec plan of the fused op: the linear's, with an even number of weight rows a workgroup
+/// for the swiglu epilogue (its (gate, up) pairs in one workgroup). R changes no bits: a row's
+/// order of sums depends on WG and U only.
+fn norm_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), swiglu: bool) -> Plan {
+    match plan(b, m, k, n, false) {
+        Plan::Matvec { wg, r, mr, u, sg } if swiglu && r % 2 == 1 => Plan::Matvec {
+            wg,
+            r: r + 1,
+            mr,
+            u,
+            sg,
+        },
+        p => p,
+    }
 }
 
 /// Whether two tensors share bytes of one buffer.
