@@ -25,7 +25,7 @@
 // (key -> pool row) follows this file.
 
 struct Params {
-    offs: array<vec4<u32>, 3>,
+    offs: array<vec4<u32>, 4>,   // 13 bindings (paged_attention_lone_gated.wgsl)
     t: u32,
     hq: u32,
     hkv: u32,

@@ -16,19 +16,22 @@
 // tbl (paged_pool.wgsl) stays 0: the one sequence's table row.
 // The query comes from a prologue put before this file: paged_attention_lone_q.wgsl (the query as
 // given: paged_attention) or paged_attention_lone_rope.wgsl (the q/k norm, RoPE and the cache
-// write of the new key and value: rms_norm_rope_kv_attention). Each gives
+// write of the new key and value: rms_norm_rope_kv_attention and paged_gated_attention). Each gives
 //   fn front(tid: u32, g: u32)        loads that need nothing but Params (issued with step 1's)
 //   fn finish(tid: u32, g: u32, part: u32)   after step 2's loads: q_s final (a barrier at its end)
 //   var<private> new_row: u32         the pool row whose key and value are new_k_s / new_v_s
 //                                     instead of the pool's (NO_NEW: none)
+//   fn gate_out(hh: u32, c4: u32, o: vec4<f32>) -> vec4<f32>   output vec4 c4 of group head hh
+//                                     as stored (the gated op's sigmoid(gate); else o)
 // Bindings: the prologue's, then bt, seqs (read), o (write), sc (atomic words: CW counter words, a
 // kv head's at g, then the records; CW is fixed, so the counters are the same words for every
 // call whatever its head count, and no call's records land on another's counters).
-// Constants: DH4 (Dh / 4; NT a multiple of it), NT, G (Hq / Hkv), CK (= NT / L, keys a chunk), CW.
+// Constants: DH4 (Dh / 4; NT a multiple of it), NT, G (Hq / Hkv), L (lanes a key row in the score
+// phase, a multiple of 4 dividing DH4: a lane's key slice is DH4 / L vec4s), CK (= NT / L, keys a
+// chunk), CW.
 // Record (kv head g, partition k, group head hh) at CW + ((g * Np + k) * G + hh) * RS: o[0..Dh],
 // m, l.
 
-const L = 4u;            // lanes a key row in the score phase (a team: one key of the chunk)
 const NV = DH4 / L;      // vec4 loads a lane a key
 const R = NT / DH4;      // key subsets of the P.V phase (thread (r, c4): keys r, r + R, ...)
 const KR = CK / R;       // keys a thread in the P.V phase
@@ -39,7 +42,8 @@ const NO_NEW = 0xfffffffeu;   // neither a pool row nor NO_ROW
 
 var<workgroup> q_s: array<vec4<f32>, G * DH4>;
 var<workgroup> prow_s: array<u32, CK>;
-var<workgroup> part_s: array<vec4<f32>, CK * G>;   // (key j, head hh): the 4 lanes' partial dots
+const LQ = L / 4u;       // vec4s of lane partials a (key, head)
+var<workgroup> part_s: array<vec4<f32>, CK * G * LQ>;   // (key j, head hh): the L lanes' partial dots
 var<workgroup> sc_s: array<f32, G * CK>;           // head hh's scores, then probabilities, at hh * CK
 var<workgroup> m_s: array<f32, G>;
 var<workgroup> al_s: array<f32, G>;
@@ -104,9 +108,17 @@ fn take_new(tid: u32, cnt: u32) {
     }
 }
 
-fn put_out(at: u32, o: vec4<f32>) {
+// Output vec4 c4 of group head hh (its row at orow + hh * Dh).
+fn put_out(orow: u32, hh: u32, c4: u32, o_in: vec4<f32>) {
+    let o = gate_out(hh, c4, o_in);
+    let at = orow + hh * p.dh + c4 * 4u;
     st2_o(at, o.x, o.y);
     st2_o(at + 2u, o.z, o.w);
+}
+
+// Whether the description seqs[0] = (first row, query count, kv length) is a lone decode step's.
+fn lone_ok(sq: vec3<u32>) -> bool {
+    return sq.x == 0u && sq.y == 1u && sq.y <= sq.z && sq.z <= p.mb * p.bs;
 }
 
 fn ld4_rec(r: u32) -> vec4<f32> {
@@ -141,7 +153,7 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
         m_s[tid] = NEG;
     }
     let sq = workgroupUniformLoad(&seq_w);
-    let ok = sq.x == 0u && sq.y == 1u && sq.y <= sq.z && sq.z <= p.mb * p.bs;
+    let ok = lone_ok(sq);
     let kv_len = select(0u, sq.z, ok);
     let nv = (kv_len + p.pk - 1u) / p.pk;
     if (!ok) {
@@ -188,7 +200,7 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
             for (var i = 0u; i < NV; i++) {
                 a += q_s[hh * DH4 + lane + i * L] * kr[i];
             }
-            part_s[team * G + hh][lane] = (a.x + a.y) + (a.z + a.w);
+            part_s[(team * G + hh) * LQ + lane / 4u][lane % 4u] = (a.x + a.y) + (a.z + a.w);
         }
         workgroupBarrier();
         for (var it = 0u; it < ITEMS; it++) {
@@ -197,8 +209,13 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
                 let j = item % CK;
                 var s = NEG;
                 if (j < cnt) {
-                    let v = part_s[j * G + item / CK];
+                    let at = (j * G + item / CK) * LQ;
+                    let v = part_s[at];
                     s = (v.x + v.y) + (v.z + v.w);
+                    for (var q = 1u; q < LQ; q++) {
+                        let w = part_s[at + q];
+                        s += (w.x + w.y) + (w.z + w.w);
+                    }
                 }
                 sv[it] = s;
                 sc_s[item] = s;
@@ -265,7 +282,7 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
                 l += sc_s[hh * CK + j];
             }
             if (single) {
-                put_out(orow + hh * p.dh + tid * 4u, o_mine[hh] / l);
+                put_out(orow, hh, tid, o_mine[hh] / l);
             } else {
                 let rec = CW + ((g * p.np + part) * G + hh) * RS;
                 let o = o_mine[hh];
@@ -325,6 +342,6 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
                 }
             }
         }
-        put_out(orow + hh * p.dh + cc * 4u, o / l);
+        put_out(orow, hh, cc, o / l);
     }
 }

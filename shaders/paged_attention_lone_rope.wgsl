@@ -1,13 +1,20 @@
-// paged_attention_lone.wgsl's prologue for rms_norm_rope_kv_attention: kv head g's G query heads
-// and its new key normed and rotated here from the stacked projection x [1, Hq + 2 Hkv, Dh] (as
-// rms_norm_rope_row.wgsl: n = x / sqrt(mean(x^2) + eps) * w, then NeoX RoPE on the first
-// 2 * half dims at position pos[0]; NaN past the tables), its new value as given. Partition 0's
-// workgroup writes the key and value to the pools at pool row slots[0] (rounded to the pools'
-// dtypes; not at all past the pool), and every workgroup takes them from here for that row
-// instead of reading it: the composition's order (written, then attended) without a round trip.
+// paged_attention_lone.wgsl's prologue for the fused q/k norm, RoPE and cache write: kv head g's
+// G query heads and its new key normed (n = x / sqrt(mean(x^2) + eps) * w) and rotated here
+// (NeoX RoPE on the first 2 * half dims at the step's position; NaN past the tables), its new
+// value as given. Partition 0's workgroup writes the key and value to the pools at the step's
+// pool row (rounded to the pools' dtypes; not at all past the pool), and every workgroup takes
+// them from here for that row instead of reading it: the composition's order (written, then
+// attended) without a round trip.
 // Rows of raw_s: the G query heads, the key (row G), the value (row G + 1), DH4 vec4s each.
-// Bindings x, w, pos, cos, sin, slots (read), kp, vp (read and written as words).
-// Params: eps, half, max_pos (cos / sin rows), wstride (Dh when w has a row a head, else 0).
+// Where the rows come from is a second file put before this one, which gives
+//   fn raw4(hr: u32, g: u32, c4: u32) -> vec4<f32>   vec4 c4 of raw_s row hr
+//   fn w4(hr: u32, g: u32, c4: u32) -> vec4<f32>     its norm weight (rows hr <= G)
+//   fn front_more(tid: u32, g: u32)                  its other loads of step 1
+//   fn pos_slot() -> vec2<u32>                       the step's position and pool row (NO_ROW: none)
+//   fn gate_out(hh: u32, c4: u32, o: vec4<f32>) -> vec4<f32>   an output vec4 as stored
+// paged_attention_lone_x.wgsl (rms_norm_rope_kv_attention: the stacked projection) or
+// paged_attention_lone_gated.wgsl (paged_gated_attention: Qwen3.5's query, gate, key, value).
+// Params: eps, half, max_pos (cos / sin rows).
 
 const NR = G + 2u;
 const IQ = (NR * DH4 + NT - 1u) / NT;   // raw_s items a thread
@@ -17,41 +24,18 @@ var<private> wv: array<vec4<f32>, IQ>;   // the norm weights of this thread's it
 var<workgroup> raw_s: array<vec4<f32>, NR * DH4>;
 var<workgroup> ss_s: array<f32, NR * DH4>;
 var<workgroup> inv_s: array<f32, NR>;
-var<workgroup> ps_w: vec2<u32>;          // pos[0], slots[0]
-
-// The x head of raw_s row hr.
-fn x_head(hr: u32, g: u32) -> u32 {
-    if (hr < G) {
-        return g * G + hr;
-    }
-    if (hr == G) {
-        return p.hq + g;
-    }
-    return p.hq + p.hkv + g;
-}
-
-fn ld4_x(i: u32) -> vec4<f32> {
-    return vec4<f32>(ld_x(i), ld_x(i + 1u), ld_x(i + 2u), ld_x(i + 3u));
-}
-
-fn ld4_w(i: u32) -> vec4<f32> {
-    return vec4<f32>(ld_w(i), ld_w(i + 1u), ld_w(i + 2u), ld_w(i + 3u));
-}
 
 fn front(tid: u32, g: u32) {
-    if (tid == 0u) {
-        ps_w = vec2<u32>(ld_pos(0u), ld_slots(0u));
-    }
+    front_more(tid, g);
     for (var it = 0u; it < IQ; it++) {
         let i = tid + it * NT;
         if (i < NR * DH4) {
             let hr = i / DH4;
-            let h = x_head(hr, g);
             let c4 = i % DH4;
-            let v = ld4_x(h * p.dh + c4 * 4u);
+            let v = raw4(hr, g, c4);
             raw_s[i] = v;
             if (hr <= G) {
-                wv[it] = ld4_w(h * p.wstride + c4 * 4u);
+                wv[it] = w4(hr, g, c4);
                 ss_s[i] = dot(v, v);
             }
         }
@@ -59,7 +43,7 @@ fn front(tid: u32, g: u32) {
 }
 
 fn finish(tid: u32, g: u32, part: u32) {
-    let ps = workgroupUniformLoad(&ps_w);
+    let ps = pos_slot();
     let pos = ps.x;
     let slot = ps.y;
     let half = p.half;

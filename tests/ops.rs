@@ -8,13 +8,13 @@
 //! With WGLLM_REQUIRE_GPU=1 (set by CI), finding no wgpu adapter is a failure.
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::sync::Arc;
-use wgllm::backend::wgpu::{Tuning, WgpuBackend};
+use wgllm::backend::wgpu::WgpuBackend;
 use wgllm::backend::Backend;
 use wgllm::op::Op;
 use wgllm::parity::case::Case;
 use wgllm::parity::{cases, run};
 mod tooth;
-use tooth::{bite, Patched, Tooth};
+use tooth::{bite, PagedTeeth, Patched, Tooth};
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
@@ -136,20 +136,25 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   teeth::norm_swiglu_sign_flipped::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
 ///       patched to silu(-gate): the cases with the epilogue red, the others green.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
-///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red.
+///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red
+///       but a lone decode step, which writes its key in one kernel (below).
 ///   teeth::gate_sign_flipped / query_norm_offset_dropped::paged_gated_attention[..]   the split's
 ///       paged_gated_out.wgsl with sigmoid(-gate), paged_gated_q.wgsl with the query norm's
-///       weight without its 1 +: every case red but a lone decode step over a table of at most
-///       `Tuning::lone_keys` keys, which takes the per-row kernel (paged_gated_attention.wgsl):
+///       weight without its 1 +: every case red but a lone decode step and a group of more than
+///       MAX_GROUP query heads, which takes the per-row kernel (paged_gated_attention.wgsl):
 ///       row_gate_sign_flipped patches its gate so and turns those red.
+///   teeth::lone_gate_sign_flipped / lone_key_norm_offset_dropped::paged_gated_attention[..]
+///       shaders/paged_attention_lone_gated.wgsl with sigmoid(-gate), or the key norm's weight
+///       without its 1 +: the lone decode steps red (of a group paged_attention takes), every
+///       other case green.
 ///   teeth::lone_first_partition_dropped::paged_attention[..]   shaders/paged_attention_lone.wgsl
 ///       patched so that its last workgroup combines a row's key partitions from the second on
-///       (the last twice): the lone decode steps of more than one partition (32 keys) red, every
-///       other case green;
-///       paged_gated_attention's lone decode steps past `Tuning::lone_keys` too (the split).
-///   teeth::fused_rope_sign_flipped / fused_kv_write_dropped::rms_norm_rope_kv_attention[..]
-///       shaders/paged_attention_lone_rope.wgsl patched to rotate the first half the other way,
-///       or never to write the new key and value to the pools: every case red.
+///       (the last twice): the lone decode steps of more than one partition (32 keys, 16 past
+///       head_dim 128) red, every other case green; paged_gated_attention's too.
+///   teeth::fused_rope_sign_flipped / fused_kv_write_dropped::{rms_norm_rope_kv_attention,
+///       paged_gated_attention}[..]   shaders/paged_attention_lone_rope.wgsl patched to rotate the
+///       first half the other way, or never to write the new key and value to the pools: every
+///       rms_norm_rope_kv_attention case red, and the gated op's lone decode steps.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.
@@ -178,45 +183,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "select(ld_params(4u * r), ld_params(4u * r + 1u), l > 0.0)",
         "select(ld_params(4u * r + 1u), ld_params(4u * r), l > 0.0)",
     ));
-    let block = Arc::new(Patched::new(
-        "block_index_off_by_one",
-        "paged_pool.wgsl",
-        "ld_bt(tbl + j / p.bs)",
-        "ld_bt(tbl + (j + 1u) / p.bs)",
-    ));
-    let causal = Arc::new(Patched::new(
-        "chunk_causal_mask_dropped",
-        "paged_attention.wgsl",
-        "select(0u, kv - cnt + (t - start), ok)",
-        "select(0u, kv - 1u, ok)",
-    ));
-    // a lone sequence's prefill chunk under invariance off (the parity runner's default) takes
-    // wgpu's prefill tile: its rows' positions one too far
-    let lone_pos = Arc::new(Patched::new(
-        "lone_prefill_position_off_by_one",
-        "paged_attention_prefill.wgsl",
-        "select(0u, kv - cnt, ok)",
-        "select(0u, kv - cnt + 1u, ok)",
-    ));
-    let first_part = Arc::new(Patched::new(
-        "combine_first_partition_dropped",
-        "paged_attention_combine.wgsl",
-        "    i = 0u;",
-        "    i = 1u;",
-    ));
-    // a lone decode step's partitions combined by the last workgroup from the second on
-    let lone_part = Arc::new(Patched::new(
-        "lone_first_partition_dropped",
-        "paged_attention_lone.wgsl",
-        "let rr = r0 + min(k + u, nv - 1u) * G * RS;",
-        "let rr = r0 + min(k + u + 1u, nv - 1u) * G * RS;",
-    ));
-    let row_gate = Arc::new(Patched::new(
-        "row_gate_sign_flipped",
-        "paged_gated_attention.wgsl",
-        "o = o / (1.0 + exp(-gate));",
-        "o = o / (1.0 + exp(gate));",
-    ));
     let conv_fresh = Arc::new(Patched::new(
         "fresh_state_read",
         "causal_conv1d_batch.wgsl",
@@ -228,24 +194,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "gdn_batch.wgsl",
         "let fresh = ld_seqs(sq * 4u + 3u) != 0u;",
         "let fresh = ld_seqs(sq * 4u + 3u) == 2u;",
-    ));
-    let key_norm = Arc::new(Patched::new(
-        "key_norm_partials_halved",
-        "paged_gated_attention_kv.wgsl",
-        "let total = wg_sum(ss, lid);",
-        "let total = wg_sum(select(0.0, ss, lid < WG / 2u), lid);",
-    ));
-    let gate_sign = Arc::new(Patched::new(
-        "gate_sign_flipped",
-        "paged_gated_out.wgsl",
-        "/ (1.0 + exp(-gate))",
-        "/ (1.0 + exp(gate))",
-    ));
-    let q_offset = Arc::new(Patched::new(
-        "query_norm_offset_dropped",
-        "paged_gated_q.wgsl",
-        "let a = ld_qg(qrow + e) * inv * (1.0 + ld_qn(e));",
-        "let a = ld_qg(qrow + e) * inv * ld_qn(e);",
     ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",
@@ -283,18 +231,7 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i)",
         "g / (1.0 + exp(g)) * y_of((r + 1u) * MR + i, i)",
     ));
-    let fused_rope = Arc::new(Patched::new(
-        "fused_rope_sign_flipped",
-        "paged_attention_lone_rope.wgsl",
-        "y = n * cs[it] - raw_s[i + half / 4u] * sn[it];",
-        "y = n * cs[it] + raw_s[i + half / 4u] * sn[it];",
-    ));
-    let fused_write = Arc::new(Patched::new(
-        "fused_kv_write_dropped",
-        "paged_attention_lone_rope.wgsl",
-        "let write = part == 0u && slot < p.nb * p.bs;",
-        "let write = false && slot < p.nb * p.bs;",
-    ));
+    let paged = PagedTeeth::new();
     let mut trials = Vec::new();
     for case in cases::all() {
         // the sampling cases cycle their rows' parameters from the off values: one row is all off
@@ -332,53 +269,9 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]
             }
-            Op::PagedAttention { block_size, .. } | Op::PagedGatedAttention { block_size, .. } => {
-                let seqs = paged_seqs(&case);
-                // one sequence of several rows: wgpu's lone-prefill tile, not the per-row kernels
-                // (the gated op runs paged_attention's kernels between its own: paged_gated_split.rs)
-                let lone = seqs.len() == 1 && seqs[0].0 > 1;
-                let gated = matches!(case.op, Op::PagedGatedAttention { .. });
-                // paged_attention's key partitions are 64 keys: longer rows are combined
-                let long = seqs.iter().any(|&(_, kv)| kv > 64);
-                // a lone decode step: paged_attention_lone.wgsl's 32-key partitions (tables of at
-                // most 2048 keys), combined in the same dispatch when the row has two or more
-                let lone_step = seqs.len() == 1 && seqs[0].0 == 1;
-                // a lone decode step over a short table (Tuning::lone_keys): one partition of its
-                // keys, no combine; the gated op's per-row kernel instead of the split
-                let mb = case.inputs[if gated { 7 } else { 3 }].desc.shape[1];
-                let short = seqs.len() == 1 && seqs[0].0 == 1 && mb * block_size <= Tuning::defaults().lone_keys;
-                let mut bites = vec![
-                    (
-                        Tooth::Patched(block.clone()),
-                        seqs.iter().any(|&(_, kv)| kv >= *block_size),
-                    ),
-                    // the gated op's own kernels place a lone chunk's rows (new keys, RoPE) by it too
-                    (
-                        Tooth::Patched(causal.clone()),
-                        (!lone || gated) && seqs.iter().any(|&(q, _)| q > 1),
-                    ),
-                    (Tooth::Patched(first_part.clone()), !lone && !lone_step && long),
-                    (Tooth::Patched(lone_pos.clone()), lone),
-                    (
-                        Tooth::Patched(lone_part.clone()),
-                        lone_step && seqs[0].1 > 32 && !(gated && short),
-                    ),
-                ];
-                if gated {
-                    // the new keys' norm summed from half the threads' partials: every key wrong;
-                    // the split's gate and query kernels (paged_gated_split.rs), or the per-row
-                    // kernel's gate: every row wrong
-                    bites.push((Tooth::Patched(key_norm.clone()), true));
-                    bites.push((Tooth::Patched(gate_sign.clone()), !short));
-                    bites.push((Tooth::Patched(q_offset.clone()), !short));
-                    bites.push((Tooth::Patched(row_gate.clone()), short));
-                }
-                bites
+            Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } | Op::RmsNormRopeKvAttention { .. } => {
+                paged.bites(&case)
             }
-            Op::RmsNormRopeKvAttention { .. } => vec![
-                (Tooth::Patched(fused_rope.clone()), true),
-                (Tooth::Patched(fused_write.clone()), true),
-            ],
             Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
             Op::GdnBatch => {
                 // one sequence of several tokens over a pool of one slot: wgpu's lone prefill
@@ -443,7 +336,7 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }));
         }
     }
-    for patch in [batch_rounding, causal] {
+    for patch in [batch_rounding, paged.causal.clone()] {
         for dev in wgpu {
             let (patch, dev) = (patch.clone(), dev.clone());
             let name = format!(
@@ -470,19 +363,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
 fn any_fresh(case: &Case, k: usize) -> bool {
     match &case.inputs[k].init {
         wgllm::parity::case::Init::U32s(v) => v.chunks(4).any(|f| f[3] == 1),
-        other => panic!("{}: seqs is not explicit u32s: {other:?}", case.id),
-    }
-}
-
-/// (query count, kv length) of each sequence of a paged attention case (its seqs operand).
-fn paged_seqs(case: &Case) -> Vec<(usize, usize)> {
-    let k = if matches!(case.op, Op::PagedAttention { .. }) {
-        4
-    } else {
-        8
-    };
-    match &case.inputs[k].init {
-        wgllm::parity::case::Init::U32s(v) => v.chunks(3).map(|f| (f[1] as usize, f[2] as usize)).collect(),
         other => panic!("{}: seqs is not explicit u32s: {other:?}", case.id),
     }
 }

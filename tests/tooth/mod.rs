@@ -9,6 +9,9 @@ use wgllm::parity::case::Case;
 use wgllm::parity::run;
 use wgllm::tensor::Tensor;
 
+mod paged;
+pub use paged::PagedTeeth;
+
 /// How a tooth puts its bug in.
 #[derive(Clone)]
 pub enum Tooth {

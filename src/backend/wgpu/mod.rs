@@ -38,6 +38,7 @@ mod shaders;
 mod tuning;
 
 pub use context::{Caps, Readback, WgpuBackend, WgpuStorage};
+pub use paged_attention::MAX_GROUP;
 pub use tuning::{Checks, MatvecShape, SyncAfter, Tuning};
 
 use super::{refused, unsupported, Backend, Capability, PendingRead, ReadTicket, Support};

@@ -19,7 +19,9 @@
 //! one workgroup per (query row, query head)), two dispatches: paged_gated_attention_kv.wgsl (new
 //! k / v into the pools, a workgroup per token and kv head) then paged_gated_attention.wgsl.
 //! On wgpu it runs paged_attention's kernels between its own instead (paged_gated_split.rs),
-//! except for a lone decode step whose table spans at most `Tuning::lone_keys` keys.
+//! except for a lone decode step under batch invariance off, which takes paged_attention_lone.rs's
+//! kernel with the gated prologue (one dispatch), and shapes the split does not take (a group of
+//! more than MAX_GROUP heads), which take the two dispatches above.
 //! Every query row is its own workgroups, decode and prefill alike, and its key partitions are
 //! fixed by its own kv length: that is what makes a row's bits independent of the batch. (A
 //! prefill tile that shares key reads between rows under the same per-row order is the speed
@@ -29,7 +31,6 @@ use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{paged_attention_lone, paged_attention_prefill, paged_gated_split};
 use super::{Support, WgpuBackend};
-use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
@@ -67,13 +68,6 @@ fn partitions(mb: usize, bs: usize) -> usize {
     (mb * bs).div_ceil(PARTITION).max(1)
 }
 
-/// A lone sequence's decode step whose block table spans at most `Tuning::lone_keys` keys: the
-/// gated op's per-row kernel, not the split. Batch invariance off only.
-fn lone_short(b: &WgpuBackend, p: &Params) -> bool {
-    let keys = (p.mb * p.bs) as usize;
-    b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && keys <= b.tuning.lone_keys
-}
-
 /// f32 words of one query row's partition records (paged_attention_rows.wgsl: Hq heads x `np`
 /// partitions x (Dh + 4)); 0 when the combine is not needed.
 fn row_words(hq: usize, dh: usize, np: usize) -> usize {
@@ -94,7 +88,7 @@ fn paged_smem(dh: usize, g: usize) -> usize {
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 pub(super) struct Params {
-    offs: [u32; 12],
+    offs: [u32; 16],
     pub(super) t: u32,
     pub(super) hq: u32,
     pub(super) hkv: u32,
@@ -116,7 +110,7 @@ pub(super) struct Params {
     pub(super) wstride: u32,
     pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<Params>() == 128);
+const _: () = assert!(std::mem::size_of::<Params>() == 144);
 
 impl Params {
     /// A batch of `t` query rows of `hq` heads over `pool` [NB, BS, Hkv, Dh] through the block
@@ -124,7 +118,7 @@ impl Params {
     pub(super) fn new(t: usize, hq: usize, pool: &Tensor, bt: &Tensor, scale: f32, eps: f32, half: usize) -> Params {
         let (nb, bs, hkv, dh) = (pool.shape[0], pool.shape[1], pool.shape[2], pool.shape[3]);
         Params {
-            offs: [0; 12],
+            offs: [0; 16],
             t: t as u32,
             hq: hq as u32,
             hkv: hkv as u32,
@@ -242,7 +236,10 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         }
         return record_parts(b, p, consts, i, o[0]);
     }
-    let split = !lone_short(b, &p) && paged_gated_split::takes(b, op, i, o);
+    if paged_attention_lone::takes_gated(b, &p, 2 * half, o) {
+        return paged_attention_lone::record_gated(b, p, i, o);
+    }
+    let split = paged_gated_split::takes(b, op, i, o);
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
     let variant = format!("dh{dh}");

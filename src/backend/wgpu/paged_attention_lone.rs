@@ -18,9 +18,25 @@ use crate::tensor::Tensor;
 /// more workgroups. Every workgroup array is no larger than the batched kernel's, so
 /// paged_attention::supports' limits cover this kernel too.
 const NT: usize = 128;
-/// Keys a chunk (CK): NT / 4, a key row a team of four lanes.
-const CHUNK: usize = NT / 4;
-/// Partitions a row at most: past CHUNK * MAX_PARTS keys a partition takes several chunks, so the
+/// Lanes a key row in the score phase (L): 4, or for a head_dim past 128 as many as keep a lane's
+/// slice of the row at 8 vec4s (its registers: a lane's key slice and a thread's value rows are
+/// held whole; Qwen3.5's head_dim 256 took 2.5x the time with 16 of each).
+fn lanes(dh4: usize) -> usize {
+    4 * (dh4 / 32).max(1)
+}
+
+/// Keys a chunk (CK): NT / L, a key row a team of L lanes.
+fn chunk(dh4: usize) -> usize {
+    NT / lanes(dh4)
+}
+
+/// Whether the thread layout takes head_dim `dh`: NT threads as key subsets of Dh / 4 columns, a
+/// chunk's keys split evenly over them, and key rows split evenly over L lanes.
+fn shaped(dh: usize) -> bool {
+    let dh4 = dh / 4;
+    dh % 16 == 0 && dh4 > 0 && NT % dh4 == 0 && dh4 % lanes(dh4) == 0 && chunk(dh4) % (NT / dh4) == 0
+}
+/// Partitions a row at most: past CK * MAX_PARTS keys a partition takes several chunks, so the
 /// last workgroup's combine stays short.
 const MAX_PARTS: usize = 64;
 
@@ -32,14 +48,14 @@ const COUNTERS: usize = 256;
 /// Whether a step of these Params is a lone decode step whose head_dim the kernel's thread layout
 /// divides (NT threads as key subsets of Dh / 4 columns; a chunk's keys split evenly over them).
 pub(super) fn takes(b: &WgpuBackend, p: &Params) -> bool {
-    let dh4 = p.dh as usize / 4;
-    let shaped = dh4 > 0 && NT % dh4 == 0 && CHUNK % (NT / dh4) == 0 && p.hkv as usize <= COUNTERS;
+    let shaped = shaped(p.dh as usize) && p.hkv as usize <= COUNTERS;
     b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && shaped
 }
 
-/// Keys a partition for a table of `keys` keys: whole chunks, at most MAX_PARTS partitions.
-fn partition(keys: usize) -> usize {
-    keys.div_ceil(CHUNK * MAX_PARTS).max(1) * CHUNK
+/// Keys a partition for a table of `keys` keys: whole chunks of `ck` keys, at most MAX_PARTS
+/// partitions.
+fn partition(keys: usize, ck: usize) -> usize {
+    keys.div_ceil(ck * MAX_PARTS).max(1) * ck
 }
 
 /// Records the lone step: `i` = (q, kp, vp, bt, seqs), `o` the output [1, Hq, Dh].
@@ -47,7 +63,94 @@ pub(super) fn record(b: &WgpuBackend, p: Params, consts: &[(&str, String)], i: &
     let even = i[1].offset % 2 == 0 && i[2].offset % 2 == 0;
     let front = vec![read("q", i[0].dtype), read("kp", i[1].dtype), read("vp", i[2].dtype)];
     let tensors = [i[0], i[1], i[2], i[3], i[4], o];
-    dispatch(b, p, consts, front, "paged_attention_lone_q.wgsl", even, &tensors)
+    dispatch(b, p, consts, front, Front::Q, even, &tensors)
+}
+
+/// The kernel's prologue: what its query rows are.
+#[derive(Clone, Copy, PartialEq)]
+enum Front {
+    /// the query as given (paged_attention)
+    Q,
+    /// rms_norm_rope_kv_attention's stacked projection
+    X,
+    /// paged_gated_attention's query, gate, key and value
+    Gated,
+}
+
+impl Front {
+    /// Its files, put before paged_attention_lone.wgsl in this order.
+    fn files(self) -> &'static [&'static str] {
+        match self {
+            Front::Q => &["paged_attention_lone_q.wgsl"],
+            Front::X => &["paged_attention_lone_x.wgsl", "paged_attention_lone_rope.wgsl"],
+            Front::Gated => &["paged_attention_lone_gated.wgsl", "paged_attention_lone_rope.wgsl"],
+        }
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Front::Q => "",
+            Front::X => "rope",
+            Front::Gated => "gated",
+        }
+    }
+
+    /// Bytes of workgroup memory of the kernel with this prologue (head_dim `dh`, group `g`).
+    fn smem(self, dh: usize, g: usize) -> usize {
+        let (dh4, ck) = (dh / 4, chunk(dh / 4));
+        // q_s, prow_s, part_s (CK * G * L floats), sc_s, m_s + al_s, out_s, seq_w + count_w,
+        // new_k_s + new_v_s
+        let attend = 16 * g * dh4 + 4 * ck + 4 * g * NT + 4 * g * ck + 8 * g + 16 * NT + 32 + 32 * dh4;
+        // raw_s, ss_s, inv_s (paged_attention_lone_rope.wgsl); ps_w or gate_s
+        let rope = 20 * (g + 2) * dh4 + 4 * (g + 2);
+        attend
+            + match self {
+                Front::Q => 0,
+                Front::X => rope + 8,
+                Front::Gated => rope + 16 * g * dh4,
+            }
+    }
+}
+
+/// Storage bindings of the gated kernel.
+const GATED_BINDINGS: u32 = 13;
+
+/// Whether paged_gated_attention's step (`i`, `o`: its operands) is a lone decode step this kernel
+/// takes: the layout's head_dim and rotary dims, pools at even element offsets (word stores), and
+/// the device's bindings and workgroup memory.
+pub(super) fn takes_gated(b: &WgpuBackend, p: &Params, rotary_dim: usize, o: &[&Tensor]) -> bool {
+    let (dh, g) = (p.dh as usize, (p.hq / p.hkv) as usize);
+    takes(b, p)
+        && dh % 16 == 0
+        && rotary_dim % 8 == 0
+        && rotary_dim <= dh
+        && g <= super::paged_attention::MAX_GROUP
+        && o[1].offset % 2 == 0
+        && o[2].offset % 2 == 0
+        && b.caps.max_storage_buffers >= GATED_BINDINGS
+        && Front::Gated.smem(dh, g) <= b.caps.max_workgroup_storage as usize
+}
+
+/// paged_gated_attention's lone decode step in one dispatch: `i` = (qg, k, v, qn, kn, cos, sin,
+/// bt, seqs), `o` = (out, kp, vp); `p` has the op's scale, eps and half.
+pub(super) fn record_gated(b: &WgpuBackend, mut p: Params, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (kp, vp) = (o[1], o[2]);
+    p.max_pos = i[5].shape[0] as u32;
+    let consts = [("DH4", format!("{}u", p.dh / 4))];
+    let f = DType::F32;
+    let front = vec![
+        read("qg", i[0].dtype),
+        read("k", i[1].dtype),
+        read("v", i[2].dtype),
+        read("qn", i[3].dtype),
+        read("kn", i[4].dtype),
+        read("cos", f),
+        read("sin", f),
+        write_words("kp", kp.dtype),
+        write_words("vp", vp.dtype),
+    ];
+    let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], kp, vp, i[7], i[8], o[0]];
+    dispatch(b, p, &consts, front, Front::Gated, true, &tensors)
 }
 
 /// rms_norm_rope_kv_attention on wgpu: a lone decode step with invariance off, whose head_dim
@@ -65,8 +168,7 @@ pub fn supports_rope(b: &WgpuBackend, desc: &OpDesc) -> Support {
             b.invariance()
         ));
     }
-    let dh4 = dh / 4;
-    if dh % 16 != 0 || dh4 == 0 || NT % dh4 != 0 || CHUNK % (NT / dh4) != 0 || rotary_dim % 8 != 0 || rotary_dim > dh {
+    if !shaped(dh) || rotary_dim % 8 != 0 || rotary_dim > dh {
         return Support::No(format!(
             "head_dim {dh} (a multiple of 16 dividing {}) and rotary_dim {rotary_dim} (a multiple of 8) do not fit the kernel's layout",
             4 * NT
@@ -127,24 +229,24 @@ pub fn record_rope(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Re
         write_words("vp", vp.dtype),
     ];
     let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], kp, vp, i[6], i[7], o[0]];
-    dispatch(b, p, &consts, front, "paged_attention_lone_rope.wgsl", true, &tensors)
+    dispatch(b, p, &consts, front, Front::X, true, &tensors)
 }
 
-/// The kernel with the prologue `front` binds first (its file `prologue`; its last two bindings
-/// the pools), then bt, seqs, o and the scratch.
+/// The kernel with the prologue `prologue` (`bindings` first, the pools their last two), then bt,
+/// seqs, o and the scratch.
 fn dispatch(
     b: &WgpuBackend,
     mut p: Params,
     consts: &[(&str, String)],
     mut bindings: Vec<Binding>,
-    prologue: &'static str,
+    prologue: Front,
     even: bool,
     tensors: &[&Tensor],
 ) -> Result<()> {
     let (hkv, dh) = (p.hkv as usize, p.dh as usize);
     let g = p.hq as usize / hkv;
     let keys = p.mb as usize * p.bs as usize;
-    let pk = partition(keys);
+    let pk = partition(keys, chunk(dh / 4));
     let np = keys.div_ceil(pk).max(1);
     p.np = np as u32;
     p.pk = pk as u32;
@@ -154,7 +256,6 @@ fn dispatch(
     let sc = b.scratch("paged-attention-lone", DType::U32, COUNTERS + hkv * np * g * (dh + 2))?;
     let u = DType::U32;
     let pools = bindings.len() - 2;
-    let rope = prologue.ends_with("rope.wgsl");
     bindings.extend([
         read("bt", u),
         read("seqs", u),
@@ -163,11 +264,7 @@ fn dispatch(
     ]);
     let key = KernelKey {
         entry: "paged_attention_lone",
-        variant: format!(
-            "dh{dh}g{g}{}{}",
-            if even { "e" } else { "" },
-            if rope { "rope" } else { "" }
-        ),
+        variant: format!("dh{dh}g{g}{}{}", if even { "e" } else { "" }, prologue.tag()),
         bindings,
     };
     let source = || {
@@ -175,24 +272,26 @@ fn dispatch(
         consts.extend([
             ("NT", format!("{NT}u")),
             ("G", format!("{g}u")),
-            ("CK", format!("{CHUNK}u")),
+            ("L", format!("{}u", lanes(dh / 4))),
+            ("CK", format!("{}u", chunk(dh / 4))),
             ("CW", format!("{COUNTERS}u")),
         ]);
         // the pools' vec4 loads; the plain prologue's query's (the fused one reads x by element)
         let mut helpers: String = (pools..pools + 2)
             .map(|s| ld4_with(key.bindings[s].name, s, key.bindings[s].dtype, even))
             .collect();
-        if !rope {
+        if prologue == Front::Q {
             helpers += &ld4_with("q", 0, key.bindings[0].dtype, false);
         }
         let body = [
             helpers.as_str(),
             b.source("paged_attention.wgsl"),
             b.source("paged_pool.wgsl"),
-            b.source(prologue),
-            b.source("paged_attention_lone.wgsl"),
         ]
-        .concat();
+        .into_iter()
+        .chain(prologue.files().iter().map(|f| b.source(f)))
+        .chain([b.source("paged_attention_lone.wgsl")])
+        .collect::<String>();
         (body, consts)
     };
     let mut all: Vec<&Tensor> = tensors.to_vec();

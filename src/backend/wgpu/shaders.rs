@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 80] = [
+pub const FILES: [(&str, &str); 82] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -101,12 +101,20 @@ pub const FILES: [(&str, &str); 80] = [
         include_str!("../../../shaders/paged_attention_lone.wgsl"),
     ),
     (
+        "paged_attention_lone_gated.wgsl",
+        include_str!("../../../shaders/paged_attention_lone_gated.wgsl"),
+    ),
+    (
         "paged_attention_lone_q.wgsl",
         include_str!("../../../shaders/paged_attention_lone_q.wgsl"),
     ),
     (
         "paged_attention_lone_rope.wgsl",
         include_str!("../../../shaders/paged_attention_lone_rope.wgsl"),
+    ),
+    (
+        "paged_attention_lone_x.wgsl",
+        include_str!("../../../shaders/paged_attention_lone_x.wgsl"),
     ),
     (
         "paged_attention_loop.wgsl",

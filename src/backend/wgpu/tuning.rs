@@ -128,12 +128,6 @@ pub struct Tuning {
     /// holds a 64-sequence decode step with 32 query heads of head_dim 128 and up to 7,936 keys
     /// a table row in one pair.
     pub paged_scratch: u64,
-    /// Keys a lone sequence's decode step (batch invariance off, one sequence, one query row) may
-    /// span in its block table and still take Qwen3.5's gated attention's per-row kernel (one
-    /// workgroup walk a query head) instead of the split's four dispatches: a short row has too
-    /// few keys for the extra dispatches to pay for themselves, a long one too many for one
-    /// workgroup's walk. (The plain paged_attention's lone step is paged_attention_lone.rs.)
-    pub lone_keys: usize,
 }
 
 impl Tuning {
@@ -177,7 +171,6 @@ impl Tuning {
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,
             paged_scratch: 128 << 20,
-            lone_keys: 256,
         }
     }
 

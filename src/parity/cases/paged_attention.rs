@@ -241,10 +241,18 @@ fn gated_scenarios() -> Vec<GatedScenario> {
         // chunk, and a chunk after a cached prefix of more than one key partition
         (4, 2, 64, 16, vec![(70, 70)], false, 16),
         (8, 2, 256, 16, vec![(9, 140)], false, 64),
-        // a lone decode step: a table of 176 keys (the per-row kernel, Tuning::lone_keys) and of
-        // 320 (the split)
+        // a lone decode step (wgpu's paged_attention_lone.wgsl with the gated prologue under
+        // invariance off): one key partition (16 keys at head_dim 256), two, several combined,
+        // the tiny model's shape
+        (8, 2, 256, 16, vec![(1, 12)], false, 64),
+        (8, 2, 256, 16, vec![(1, 30)], false, 64),
         (8, 2, 256, 16, vec![(1, 150)], false, 64),
         (8, 2, 256, 16, vec![(1, 300)], false, 64),
+        (4, 2, 64, 16, vec![(1, 40)], false, 16),
+        // a group of 16 query heads, more than paged_attention takes (MAX_GROUP): wgpu's per-row
+        // kernel, a lone decode step and a batch
+        (16, 1, 64, 16, vec![(1, 90)], false, 16),
+        (16, 1, 64, 16, vec![(1, 20), (3, 40)], false, 16),
     ]
 }
 

@@ -55,14 +55,14 @@ impl WgpuBackend {
     ) -> Result<()> {
         assert_eq!(tensors.len(), key.bindings.len(), "{}: tensors vs bindings", key.entry);
         // `offs` holds one element offset per tensor: 8 in the usual `array<vec4<u32>, 2>`, up to
-        // 12 for a kernel whose Params starts with `array<vec4<u32>, 3>`
+        // 16 for a kernel whose Params starts with `array<vec4<u32>, 4>`
         assert!(
             params.len() >= 32 && params.len() as u64 <= SLOT && params.len() % 16 == 0,
             "{}: params size",
             key.entry
         );
         assert!(
-            tensors.len() <= 12 && params.len() >= 16 * tensors.len().div_ceil(4),
+            tensors.len() <= 16 && params.len() >= 16 * tensors.len().div_ceil(4),
             "{}: {} tensors",
             key.entry,
             tensors.len()
