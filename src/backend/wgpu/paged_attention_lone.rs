@@ -19,8 +19,9 @@ use crate::tensor::Tensor;
 /// paged_attention::supports' limits cover this kernel too.
 const NT: usize = 128;
 /// Lanes a key row in the score phase (L): 4, or for a head_dim past 128 as many as keep a lane's
-/// slice of the row at 8 vec4s (its registers: a lane's key slice and a thread's value rows are
-/// held whole; Qwen3.5's head_dim 256 took 2.5x the time with 16 of each).
+/// slice of the row at 8 vec4s. A lane's key slice and a thread's value rows are held whole in
+/// registers, and 16 vec4s of each (head_dim 256 over 4 lanes) made the kernel several times
+/// slower than the rows it loads account for.
 fn lanes(dh4: usize) -> usize {
     4 * (dh4 / 32).max(1)
 }
@@ -121,7 +122,6 @@ const GATED_BINDINGS: u32 = 13;
 pub(super) fn takes_gated(b: &WgpuBackend, p: &Params, rotary_dim: usize, o: &[&Tensor]) -> bool {
     let (dh, g) = (p.dh as usize, (p.hq / p.hkv) as usize);
     takes(b, p)
-        && dh % 16 == 0
         && rotary_dim % 8 == 0
         && rotary_dim <= dh
         && g <= super::paged_attention::MAX_GROUP
