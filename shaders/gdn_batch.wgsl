@@ -10,10 +10,11 @@
 // slot not read). A sequence whose rows pass T or whose slot passes the pool is skipped (the
 // engine checks descriptors before upload: op::check_state_batch).
 // Bindings: qkv, b, a, a_log, dt_bias, seqs (u32) (read), o, state (f32 pool, read-write).
-// Constants: DK, NT, TJ, RMAX as gdn_recurrent.
+// Constants: DK, NT, TJ, RMAX as gdn_recurrent. After gdn_tile_out.wgsl (o as it is) or before
+// gdn_batch_norm.wgsl (o normed, its own entry over batch_tile).
 
 struct Params {
-    offs: array<vec4<u32>, 2>,
+    offs: array<vec4<u32>, 3>,  // gdn_batch binds 8 tensors, gdn_batch_norm 10
     t: u32,          // rows of the batch
     nk: u32,
     nv: u32,
@@ -24,8 +25,8 @@ struct Params {
     ntiles: u32,     // ceil(dv / TJ)
     s: u32,          // sequences
     slots: u32,      // slots of the pool
-    _pad0: u32,
-    _pad1: u32,
+    eps: f32,        // gdn_batch_norm's: the norm's epsilon
+    wgn: u32,        // and rms_norm_gated's workgroup for rows of dv
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
@@ -36,6 +37,11 @@ fn st_state_out(i: u32, v: f32) {
 @compute @workgroup_size(NT)
 fn gdn_batch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) tid: u32) {
+    batch_tile(wid, nwg, tid);
+}
+
+// The entry's body (gdn_batch_norm.wgsl's too): the workgroup's (sequence, head, tile).
+fn batch_tile(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) {
     let idx = group_index(wid, nwg);
     let per_seq = p.nv * p.ntiles;
     if (idx >= p.s * per_seq) {

@@ -8,7 +8,9 @@
 //   2. S *= exp(g); kv = (k^T S)[j] * rk      3. delta = (v - kv) * beta; S += k rk delta
 //   4. o[j] = (q^T S)[j] * rq (read after the update)
 // The including file declares `p` with nk, nv, dv, c (qkv row width), group (nv / nk), and the
-// bindings qkv, b, a, a_log, dt_bias, o; it gives ld_state / st_state_out over the state.
+// bindings qkv, b, a, a_log, dt_bias, o; it gives ld_state / st_state_out over the state, and
+// tile_out (called by every invocation after each token: it may hold barriers), which stores a
+// column's o: gdn_tile_out.wgsl as it is, gdn_batch_norm.wgsl normed.
 // Constants: DK (key head dim), NT (workgroup size), TJ (columns per workgroup),
 // RMAX = ceil(DK / (NT / TJ)).
 
@@ -93,13 +95,14 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
         }
         part_o[tid] = o * rq;
         workgroupBarrier();
-        if (lane == 0u && col) {
-            var os = 0.0;
+        let own = lane == 0u && col;
+        var os = 0.0;
+        if (own) {
             for (var l = 0u; l < L; l++) {
                 os += part_o[l * TJ + j];
             }
-            st_o((t * p.nv + h) * p.dv + jj, os);
         }
+        tile_out((t * p.nv + h) * p.dv + jj, jj, os, own, tid);
     }
     for (var r = 0u; r < RMAX; r++) {
         let i = lane + L * r;

@@ -195,6 +195,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "let fresh = ld_seqs(sq * 4u + 3u) != 0u;",
         "let fresh = ld_seqs(sq * 4u + 3u) == 2u;",
     ));
+    let gdn_norm_len = Arc::new(Patched::new(
+        "gdn_norm_mean_over_half_dv",
+        "gdn_batch_norm.wgsl",
+        "wg_sum(ss, tid) / f32(p.dv)",
+        "wg_sum(ss, tid) / f32(p.dv / 2u)",
+    ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",
         "gdn_chunk_slot.wgsl",
@@ -273,16 +279,21 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 paged.bites(&case)
             }
             Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
-            Op::GdnBatch => {
+            Op::GdnBatch | Op::GdnBatchNorm { .. } => {
                 // one sequence of several tokens over a pool of one slot: wgpu's lone prefill
                 // (invariance off, the parity runner's default) on the chunk kernels instead
+                // (gdn_batch_norm's then with rms_norm_gated after them)
                 let t = case.inputs[0].desc.shape[0];
                 let lone = case.inputs[5].desc.shape[0] == 1 && case.outputs[1].shape[0] == 1 && t > 1;
-                vec![
+                let mut v = vec![
                     (Tooth::Patched(gdn_fresh.clone()), !lone && any_fresh(&case, 5)),
                     (Tooth::Patched(slot_fresh.clone()), lone && any_fresh(&case, 5)),
                     (Tooth::Patched(chunk.clone()), lone && t >= wgllm::op::GDN_CHUNK),
-                ]
+                ];
+                if case.op != Op::GdnBatch {
+                    v.push((Tooth::Patched(gdn_norm_len.clone()), !lone));
+                }
+                v
             }
             _ => continue,
         };

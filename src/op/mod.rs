@@ -205,6 +205,12 @@ pub enum Op {
     /// tokens: not on the batch, nor on how the scheduler chunks the prompt (the chunked form's
     /// bits depend on where its chunks start).
     GdnBatch,
+    /// A linear-attention layer's gated delta rule and its output norm, as one op (so a decode
+    /// step need not wait on a norm kernel between them): qkv, b, a, a_log, dt_bias, seqs as
+    /// `GdnBatch`, then z [T, nv, dv], w `[dv]` -> y [T, nv, dv], rec_pool (in-out). The
+    /// composition `GdnBatch` (o in f32) then `RmsNormGated { eps }` over o, z, w per value head.
+    /// Tested against it.
+    GdnBatchNorm { eps: f32 },
     /// One token per row of logits, chosen on the device: logits [R, V] f32 (V < 2^19),
     /// params [R, 4] f32 = (scale, top_k, top_p, u) -> ids [R, 1 + k] u32, logprobs [R, 1 + k] f32.
     /// Column 0 is the chosen token, columns 1..=k the k best by logit; logprobs are their
@@ -232,7 +238,7 @@ pub const GDN_CHUNK: usize = 64;
 pub const GDN_L2_EPS: f64 = 1e-6;
 
 /// The kinds of op, without parameters, in a fixed order (rows of the support matrix).
-pub const OP_NAMES: [&str; 32] = [
+pub const OP_NAMES: [&str; 33] = [
     "embedding",
     "rms_norm",
     "add_rms_norm",
@@ -265,6 +271,7 @@ pub const OP_NAMES: [&str; 32] = [
     "rms_norm_rope_kv",
     "swiglu_linear",
     "add_rms_norm_linear",
+    "gdn_batch_norm",
 ];
 
 impl Op {
@@ -284,6 +291,15 @@ impl Op {
             Op::RmsNormRopeKv { eps, rotary_dim },
             Op::PagedAttention { scale, block_size },
         ))
+    }
+
+    /// `GdnBatchNorm`'s two ops (gdn_batch, then rms_norm_gated over its o); None for every
+    /// other op.
+    pub fn gdn_batch_norm_parts(&self) -> Option<(Op, Op)> {
+        let Op::GdnBatchNorm { eps } = *self else {
+            return None;
+        };
+        Some((Op::GdnBatch, Op::RmsNormGated { eps }))
     }
 
     pub fn name(&self) -> &'static str {
@@ -322,6 +338,7 @@ impl Op {
             Op::MinP => "min_p",
             Op::CausalConv1dBatch => "causal_conv1d_batch",
             Op::GdnBatch => "gdn_batch",
+            Op::GdnBatchNorm { .. } => "gdn_batch_norm",
             Op::Sample { .. } => "sample",
         }
     }

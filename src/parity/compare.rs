@@ -44,7 +44,8 @@ pub fn tolerance(family: &str, dtype: DType) -> Tol {
         | "paged_gated_attention"
         | "gdn_recurrent"
         | "gdn_chunked"
-        | "gdn_batch" => 10.0,
+        | "gdn_batch"
+        | "gdn_batch_norm" => 10.0,
         _ => 1.0,
     };
     Tol::Nmse(base * factor)

@@ -23,6 +23,9 @@ use bytemuck::{Pod, Zeroable};
 const NT: usize = 256;
 /// Value columns per workgroup: recurrent, chunk scan.
 const TJ_REC: usize = 32;
+/// Lanes a value column of the recurrent kernels (gdn_batch_norm's too, so its recurrence is
+/// gdn_batch's bits).
+pub(super) const LANES: usize = NT / TJ_REC;
 const TJ_SCAN: usize = 16;
 /// dk slice staged per step in the chunk prep (C * C == 2 * C * DS: the staging reuses A's memory).
 const DS: usize = GDN_CHUNK / 2;
@@ -31,30 +34,48 @@ const PB: usize = 2 * GDN_CHUNK * GDN_CHUNK + 4 * GDN_CHUNK;
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
-struct Params {
+pub(super) struct Params {
     offs: [u32; 8],
-    t: u32,
-    nk: u32,
-    nv: u32,
-    dk: u32,
-    dv: u32,
-    c: u32,
-    group: u32,
+    pub(super) t: u32,
+    pub(super) nk: u32,
+    pub(super) nv: u32,
+    pub(super) dk: u32,
+    pub(super) dv: u32,
+    pub(super) c: u32,
+    pub(super) group: u32,
     /// ntiles (recurrent) or nchunks (prep, scan)
-    n: u32,
+    pub(super) n: u32,
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
-/// gdn_batch's Params: the recurrent one's plus the sequence and slot counts.
+/// gdn_batch's Params: the recurrent one's with room for 12 offsets (gdn_batch_norm binds 10),
+/// plus the sequence and slot counts, and gdn_batch_norm's norm epsilon and rms_norm_gated's
+/// workgroup for rows of dv.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
-struct BatchParams {
-    base: Params,
+pub(super) struct BatchParams {
+    offs: [u32; 12],
+    /// Params from t on (ntiles in n)
+    dims: [u32; 8],
     s: u32,
     slots: u32,
-    pad: [u32; 2],
+    eps: f32,
+    wgn: u32,
 }
-const _: () = assert!(std::mem::size_of::<BatchParams>() == 80);
+const _: () = assert!(std::mem::size_of::<BatchParams>() == 96);
+
+impl BatchParams {
+    pub(super) fn new(p: &Params, s: usize, slots: usize, eps: f32, wgn: u32) -> BatchParams {
+        BatchParams {
+            offs: [0; 12],
+            dims: [p.t, p.nk, p.nv, p.dk, p.dv, p.c, p.group, p.n],
+            s: s as u32,
+            slots: slots as u32,
+            eps,
+            wgn,
+        }
+    }
+}
 
 /// The scan's Params: the prep's plus ntiles.
 #[repr(C)]
@@ -66,7 +87,7 @@ struct ScanParams {
 }
 const _: () = assert!(std::mem::size_of::<ScanParams>() == 80);
 
-fn rec_smem(dk: usize) -> usize {
+pub(super) fn rec_smem(dk: usize) -> usize {
     4 * (2 * dk + 2 * NT + 2 * NT)
 }
 fn prep_smem() -> usize {
@@ -133,36 +154,36 @@ fn chunks_fit(b: &WgpuBackend, t: usize, nv: usize, dk: usize) -> Support {
     Support::Yes
 }
 
-pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let state = match op {
-        Op::GdnBatch => &o[1].shape[1..],
-        _ => &i[5].shape[..],
-    };
+/// The Params of qkv [T, C] (`i[0]`) over heads of `state` [nv, dk, dv] (n unset), and the
+/// bindings of qkv and the gate inputs: the first bindings of every kernel here (the chunk prep's
+/// too) and of gdn_batch_norm's.
+pub(super) fn params(op: &Op, i: &[&Tensor], state: &[usize]) -> Result<(Params, Vec<super::kernel::Binding>)> {
     let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, state).map_err(|e| Error::shape(op.name(), e))?;
-    if t == 0 {
-        return Ok(());
-    }
-    let c = i[0].shape[1];
-    let dt = |k: usize| i[k].dtype;
-    let mut p = Params {
+    let p = Params {
         offs: [0; 8],
         t: t as u32,
         nk: nk as u32,
         nv: nv as u32,
         dk: dk as u32,
         dv: dv as u32,
-        c: c as u32,
+        c: i[0].shape[1] as u32,
         group: (nv / nk) as u32,
         n: 0,
     };
-    // qkv and the gate inputs: the first bindings of the recurrent kernel and of the chunk prep
-    let mut bindings = vec![
-        read("qkv", dt(0)),
-        read("b", dt(1)),
-        read("a", dt(2)),
-        read("a_log", dt(3)),
-        read("dt_bias", dt(4)),
-    ];
+    let names = ["qkv", "b", "a", "a_log", "dt_bias"];
+    Ok((p, names.iter().zip(i).map(|(n, x)| read(n, x.dtype)).collect()))
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let state = match op {
+        Op::GdnBatch => &o[1].shape[1..],
+        _ => &i[5].shape[..],
+    };
+    let (mut p, mut bindings) = params(op, i, state)?;
+    let (t, nv, dk, dv) = (p.t as usize, p.nv as usize, p.dk as usize, p.dv as usize);
+    if t == 0 {
+        return Ok(());
+    }
     match op {
         Op::GdnRecurrent => {
             let ntiles = dv.div_ceil(TJ_REC);
@@ -222,12 +243,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
             let ntiles = dv.div_ceil(TJ_REC);
             p.n = ntiles as u32;
             let (s, slots) = (i[5].shape[0], o[1].shape[0]);
-            let bp = BatchParams {
-                base: p,
-                s: s as u32,
-                slots: slots as u32,
-                pad: [0; 2],
-            };
+            let bp = BatchParams::new(&p, s, slots, 0.0, 0);
             bindings.extend([
                 read("seqs", DType::U32),
                 write("o", o[0].dtype),
@@ -278,7 +294,7 @@ enum Scan<'a> {
 /// sequence over a pool of one slot, more than one token), where the device holds the chunk
 /// kernels' memory. Its bits then depend on how the prompt is chunked, which is what invariance
 /// off allows; every other batch keeps the recurrent form, whose rows do not.
-fn lone_chunked(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor], t: usize, dk: usize) -> bool {
+pub(super) fn lone_chunked(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor], t: usize, dk: usize) -> bool {
     b.invariance() == crate::backend::BatchInvariance::Off
         && i[5].shape[0] == 1
         && o[1].shape[0] == 1
@@ -367,13 +383,18 @@ fn scan_state_in(i: u32) -> f32 { return ld_state(i); }
 fn scan_state_out(i: u32, v: f32) { st_state_out(i, v); }
 ";
 
-/// A recurrent entry (`file`) after the body they share.
+/// A recurrent entry (`file`) after the body they share, storing o as it is.
 fn recurrent_src(b: &WgpuBackend, file: &str) -> String {
-    format!("{}\n{}", b.source("gdn_recurrent_tile.wgsl"), b.source(file))
+    format!(
+        "{}\n{}\n{}",
+        b.source("gdn_recurrent_tile.wgsl"),
+        b.source("gdn_tile_out.wgsl"),
+        b.source(file)
+    )
 }
 
 /// One of the kernels: gdn.wgsl's helpers, then `src`; `groups` workgroups.
-fn launch(
+pub(super) fn launch(
     b: &WgpuBackend,
     key: &KernelKey,
     src: &str,

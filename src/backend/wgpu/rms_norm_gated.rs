@@ -13,20 +13,25 @@ pub fn supports(_b: &WgpuBackend, _desc: &OpDesc) -> Support {
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let Op::RmsNormGated { eps } = *op else { unreachable!() };
+    dispatch(b, eps, [i[0], i[1], i[2], o[0]])
+}
+
+/// y = rms_norm_gated(x, z, w) over [x, z, w, y] (gdn_batch_norm's chunked form runs it too).
+pub(super) fn dispatch(b: &WgpuBackend, eps: f32, tensors: [&Tensor; 4]) -> Result<()> {
+    let [x, z, w, y] = tensors;
     let bindings = vec![
-        read("x", i[0].dtype),
-        read("z", i[1].dtype),
-        read("w", i[2].dtype),
-        write("y", o[0].dtype),
+        read("x", x.dtype),
+        read("z", z.dtype),
+        read("w", w.dtype),
+        write("y", y.dtype),
     ];
-    let tensors = [i[0], i[1], i[2], o[0]];
     dispatch_rows(
         b,
         "rms_norm_gated",
         b.source("rms_norm_gated.wgsl"),
         bindings,
         &tensors,
-        i[2].shape[0],
+        w.shape[0],
         eps,
         false,
     )

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 82] = [
+pub const FILES: [(&str, &str); 84] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -59,6 +59,10 @@ pub const FILES: [(&str, &str); 82] = [
     ("gdn.wgsl", include_str!("../../../shaders/gdn.wgsl")),
     ("gdn_batch.wgsl", include_str!("../../../shaders/gdn_batch.wgsl")),
     (
+        "gdn_batch_norm.wgsl",
+        include_str!("../../../shaders/gdn_batch_norm.wgsl"),
+    ),
+    (
         "gdn_chunk_prep.wgsl",
         include_str!("../../../shaders/gdn_chunk_prep.wgsl"),
     ),
@@ -78,6 +82,7 @@ pub const FILES: [(&str, &str); 82] = [
         "gdn_recurrent_tile.wgsl",
         include_str!("../../../shaders/gdn_recurrent_tile.wgsl"),
     ),
+    ("gdn_tile_out.wgsl", include_str!("../../../shaders/gdn_tile_out.wgsl")),
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),

@@ -1,5 +1,5 @@
-//! The hybrid-state ops: causal_conv1d_batch and gdn_batch (Qwen3.5's linear-attention layers over
-//! a packed batch with per-sequence state slots). Batches are built by `StateLayout`: sequences
+//! The hybrid-state ops: causal_conv1d_batch, gdn_batch and gdn_batch_norm (Qwen3.5's
+//! linear-attention layers over a packed batch with per-sequence state slots). Batches are built by `StateLayout`: sequences
 //! given as (token count, fresh), their slots a seeded choice among the pool's (never in order),
 //! spare slots left over. Every slot no sequence continues starts NaN: a fresh sequence's slot
 //! (which the op must not read) and the spare ones (which must come back NaN, untouched).
@@ -126,10 +126,37 @@ pub fn cases() -> Vec<Case> {
                     continue;
                 }
                 v.push(gdn_batch_case(x, w, nk, nv, dk, dv, &seqs, spare));
+                // with the gated norm read in the epilogue: f32 (the engine's) and bf16 throughout
+                if w == x {
+                    v.push(with_norm(gdn_batch_case(x, w, nk, nv, dk, dv, &seqs, spare)));
+                }
             }
         }
     }
     v
+}
+
+/// A gdn_batch case as gdn_batch_norm's: the same operands, then z [T, nv, dv] (qkv's dtype) and
+/// the norm's weight `[dv]` (a_log's dtype, near 1 as trained), o normed into y.
+fn with_norm(c: Case) -> Case {
+    let o = &c.outputs[0];
+    let (x, w, dv) = (c.inputs[0].desc.dtype, c.inputs[3].desc.dtype, o.shape[2]);
+    let s = seed(&format!("gdnbn{}", c.id));
+    let mut r = Rng::new(s ^ 9);
+    let wv: Vec<f32> = (0..dv).map(|_| (1.0 + 0.1 * r.normal()) as f32).collect();
+    let mut inputs = c.inputs.clone();
+    inputs.push(input(x, &o.shape, normal(s, 2.0)));
+    inputs.push(input(w, &[dv], Init::Values(wv)));
+    let mut n = Case::new(
+        "gdn_batch_norm",
+        "",
+        Op::GdnBatchNorm { eps: 1e-6 },
+        inputs,
+        c.outputs.clone(),
+    );
+    n.id = c.id.replacen("gdn_batch[", "gdn_batch_norm[", 1);
+    n.out_init = c.out_init.clone();
+    n
 }
 
 /// causal_conv1d_batch over `seqs`: x, w in their dtypes, the conv pool f32.

@@ -91,6 +91,10 @@ pub fn supports(desc: &OpDesc) -> Support {
         Op::LinearSwiGlu => Support::No(
             "no fused hip/ kernel for the gate/up projection's swiglu yet: run linear and swiglu apart".into(),
         ),
+        Op::GdnBatchNorm { .. } => Support::No(
+            "no fused hip/ kernel for the gated delta rule with its gated norm yet: run gdn_batch and rms_norm_gated apart"
+                .into(),
+        ),
         Op::Linear => {
             let m = i[0].shape[0];
             if m.div_ceil(GEMM_TILE) > 65535 {
@@ -268,7 +272,11 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
                 ],
             )
         }
-        Op::SwiGluLinear | Op::LinearSwiGlu | Op::AddRmsNormLinear { .. } | Op::RmsNormRopeKvAttention { .. } => {
+        Op::SwiGluLinear
+        | Op::LinearSwiGlu
+        | Op::AddRmsNormLinear { .. }
+        | Op::RmsNormRopeKvAttention { .. }
+        | Op::GdnBatchNorm { .. } => {
             unreachable!("{} is refused by supports on the native backends", desc.op.name())
         }
         Op::Linear => {
