@@ -201,6 +201,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "wg_sum(ss, tid) / f32(p.dv)",
         "wg_sum(ss, tid) / f32(p.dv / 2u)",
     ));
+    let gdn_norm_last = Arc::new(Patched::new(
+        "gdn_norm_row_shifted",
+        "gdn_batch_norm.wgsl",
+        "st_o(base + c, ",
+        "st_o(base + (c + 1u) % p.dv, ",
+    ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",
         "gdn_chunk_slot.wgsl",
@@ -290,8 +296,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                     (Tooth::Patched(slot_fresh.clone()), lone && any_fresh(&case, 5)),
                     (Tooth::Patched(chunk.clone()), lone && t >= wgllm::op::GDN_CHUNK),
                 ];
+                // gdn_batch_norm's own kernel runs a decode batch (a token a sequence); every
+                // other batch takes the composition
                 if case.op != Op::GdnBatch {
-                    v.push((Tooth::Patched(gdn_norm_len.clone()), !lone));
+                    let decode = case.inputs[5].desc.shape[0] == t;
+                    v.push((Tooth::Patched(gdn_norm_len.clone()), decode));
+                    v.push((Tooth::Patched(gdn_norm_last.clone()), decode));
                 }
                 v
             }

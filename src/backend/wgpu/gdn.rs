@@ -19,13 +19,10 @@ use crate::op::{gdn_dims, Op, OpDesc, GDN_CHUNK};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-/// Workgroup size of all three kernels.
-const NT: usize = 256;
-/// Value columns per workgroup: recurrent, chunk scan.
-const TJ_REC: usize = 32;
-/// Lanes a value column of the recurrent kernels (gdn_batch_norm's too, so its recurrence is
-/// gdn_batch's bits).
-pub(super) const LANES: usize = NT / TJ_REC;
+/// Workgroup size of all three kernels (and gdn_batch_norm's).
+pub(super) const NT: usize = 256;
+/// Value columns per workgroup: recurrent (gdn_batch_norm's too), chunk scan.
+pub(super) const TJ_REC: usize = 32;
 const TJ_SCAN: usize = 16;
 /// dk slice staged per step in the chunk prep (C * C == 2 * C * DS: the staging reuses A's memory).
 const DS: usize = GDN_CHUNK / 2;

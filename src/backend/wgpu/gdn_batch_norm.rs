@@ -1,30 +1,19 @@
-//! gdn_batch_norm: gdn_batch with the gated RMSNorm per value head in its epilogue
-//! (shaders/gdn_batch_norm.wgsl after gdn_recurrent_tile.wgsl and gdn_batch.wgsl). A workgroup
-//! holds a whole head: TJ = dv rounded up to a power of two, the same LANES a column as
-//! gdn_batch, so the recurrence is gdn_batch's bits and the norm is rms_norm_gated's partials.
-//! A lone sequence's prefill chunk under invariance off takes gdn_batch's chunked form instead
-//! (gdn.rs `lone_chunked`), into a scratch o, then rms_norm_gated: two kernels, as the
-//! composition.
-use super::gdn::{self, BatchParams, LANES};
-use super::kernel::{read, write, KernelKey};
+//! gdn_batch_norm: gdn_batch with the gated RMSNorm per value head after it. A decode batch
+//! (one token a sequence) under invariance off runs both in one dispatch
+//! (shaders/gdn_batch_norm.wgsl after gdn_recurrent_tile.wgsl and gdn_batch.wgsl: gdn_batch's
+//! tiles, the last of a head's tiles to finish norming the head's row). Every other batch runs the
+//! composition, gdn_batch into a scratch o (f32) then rms_norm_gated, so under invariance on a
+//! row's bits never depend on which batch it came in, and a prefill chunk keeps gdn_batch's own
+//! forms (the chunked one for a lone sequence).
+use super::gdn::{self, BatchParams, NT, TJ_REC};
+use super::kernel::{atomic, read, write, KernelKey};
 use super::rms_norm::row_wg;
 use super::{rms_norm_gated, Support, WgpuBackend};
+use crate::backend::BatchInvariance;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::Tensor;
-
-/// (TJ, workgroup size) for heads of `dv` value columns.
-fn shape(dv: usize) -> (usize, usize) {
-    let tj = dv.next_power_of_two();
-    (tj, LANES * tj)
-}
-
-/// Workgroup memory: gdn_batch's (rec_smem at this workgroup size) plus wg_sum's tree and the
-/// head's row of o.
-fn smem(dk: usize, tj: usize, nt: usize) -> usize {
-    4 * (2 * dk + 4 * nt + nt + tj)
-}
 
 pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (gdn, _) = desc.op.gdn_batch_norm_parts().expect("the fused op");
@@ -33,19 +22,12 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if let Support::No(r) = gdn::supports(b, &plain) {
         return Support::No(r);
     }
-    let pool = &desc.outputs[1].shape;
-    let (dk, dv) = (pool[2], pool[3]);
-    let (tj, nt) = shape(dv);
-    if nt > b.caps.max_invocations as usize {
-        return Support::No(format!(
-            "a head of {dv} value columns in one workgroup needs {nt} invocations, device has {}",
-            b.caps.max_invocations
-        ));
-    }
-    let need = smem(dk, tj, nt);
+    // gdn_batch's workgroup memory plus wg_sum's tree
+    let dk = desc.outputs[1].shape[2];
+    let need = gdn::rec_smem(dk) + 4 * NT;
     if need > b.caps.max_workgroup_storage as usize {
         return Support::No(format!(
-            "heads of dk {dk}, dv {dv} need {need} B workgroup memory, device has {}",
+            "key head dim {dk} needs {need} B workgroup memory, device has {}",
             b.caps.max_workgroup_storage
         ));
     }
@@ -56,45 +38,45 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let Op::GdnBatchNorm { eps } = *op else { unreachable!() };
     let (mut p, mut bindings) = gdn::params(op, i, &o[1].shape[1..])?;
     let (t, nv, dk, dv) = (p.t as usize, p.nv as usize, p.dk as usize, p.dv as usize);
+    let s = i[5].shape[0];
     if t == 0 {
         return Ok(());
     }
-    if gdn::lone_chunked(b, i, o, t, dk) {
+    if b.invariance() != BatchInvariance::Off || t != s {
         let core = b.scratch("gdn_batch_norm_o", DType::F32, t * nv * dv)?;
         gdn::record(b, &Op::GdnBatch, &i[..6], &[&core, o[1]])?;
         return rms_norm_gated::dispatch(b, eps, [&core, i[6], i[7], o[0]]);
     }
-    let (tj, nt) = shape(dv);
-    p.n = 1;
-    let (s, slots) = (i[5].shape[0], o[1].shape[0]);
-    let bp = BatchParams::new(&p, s, slots, eps, row_wg(dv));
+    let ntiles = dv.div_ceil(TJ_REC);
+    p.n = ntiles as u32;
+    let bp = BatchParams::new(&p, s, o[1].shape[0], eps, row_wg(dv));
+    // the counters have their own scratch: zero when made, and left zero by every dispatch
+    let cnt = b.scratch("gdn_batch_norm_counters", DType::U32, t * nv)?;
+    let rec = b.scratch("gdn_batch_norm_records", DType::U32, t * nv * dv)?;
     bindings.extend([
         read("seqs", DType::U32),
         read("z", i[6].dtype),
         read("w", i[7].dtype),
         write("o", o[0].dtype),
         write("state", DType::F32),
+        atomic("cnt"),
+        atomic("rec"),
     ]);
     let key = KernelKey {
         entry: "gdn_batch_norm",
         bindings,
-        variant: format!("dk{dk}tj{tj}"),
+        variant: format!("dk{dk}"),
     };
     let consts = [
         ("DK", format!("{dk}u")),
-        ("NT", format!("{nt}u")),
-        ("TJ", format!("{tj}u")),
-        ("RMAX", format!("{}u", dk.div_ceil(LANES))),
-        ("WG", format!("{nt}u")),
+        ("NT", format!("{NT}u")),
+        ("TJ", format!("{TJ_REC}u")),
+        ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
+        ("WG", format!("{NT}u")),
     ];
-    let src = [
-        "gdn_recurrent_tile.wgsl",
-        "gdn_batch.wgsl",
-        "wg_tree.wgsl",
-        "gdn_batch_norm.wgsl",
-    ]
-    .map(|f| b.source(f))
-    .join("\n");
-    let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], o[0], o[1]];
-    gdn::launch(b, &key, &src, &consts, bytemuck::bytes_of(&bp), &tensors, s * nv)
+    let src = ["gdn_recurrent_tile.wgsl", "gdn_batch.wgsl", "wg_tree.wgsl", "gdn_batch_norm.wgsl"]
+        .map(|f| b.source(f))
+        .join("\n");
+    let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], o[0], o[1], &cnt, &rec];
+    gdn::launch(b, &key, &src, &consts, bytemuck::bytes_of(&bp), &tensors, s * nv * ntiles)
 }
