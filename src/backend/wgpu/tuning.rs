@@ -34,7 +34,7 @@ pub enum Checks {
 /// Qwen3.5-0.8B decode step's gdn_batch 24 -> 12 us and its gated attention 37 -> 26 us (decode
 /// 504 -> 605 tok/s), its prefill 512 1.45x; Qwen3-0.6B's paged attention 15.1 -> 14.0 us. The other
 /// kernels keep them: the float matvec, for one, ran up to 16% slower without them.
-pub const UNCHECKED: [&str; 14] = [
+pub const UNCHECKED: [&str; 15] = [
     "qmatvec",
     "qmatvec_xs",
     "xlimbs",
@@ -46,6 +46,7 @@ pub const UNCHECKED: [&str; 14] = [
     "paged_attention_lone",
     "paged_gated_attention",
     "gdn_batch",
+    "gdn_batch_norm",
     "gdn_recurrent",
     "gdn_chunk_prep",
     "gdn_chunk_scan",
