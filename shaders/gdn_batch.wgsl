@@ -14,7 +14,7 @@
 // gdn_batch_norm.wgsl (o normed, its own entry over batch_tile).
 
 struct Params {
-    offs: array<vec4<u32>, 3>,  // gdn_batch binds 8 tensors, gdn_batch_norm 10
+    offs: array<vec4<u32>, 3>,  // gdn_batch binds 8 tensors, gdn_batch_norm 12
     t: u32,          // rows of the batch
     nk: u32,
     nv: u32,
@@ -26,7 +26,7 @@ struct Params {
     s: u32,          // sequences
     slots: u32,      // slots of the pool
     eps: f32,        // gdn_batch_norm's: the norm's epsilon
-    wgn: u32,        // and rms_norm_gated's workgroup for rows of dv
+    _pad: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
 

@@ -1,33 +1,52 @@
 // gdn_batch_norm: gdn_batch (gdn_batch.wgsl's entry body, `batch_tile`, the same tiles and
-// bits) with Qwen3.5's gated RMSNorm per value head read after it, for a decode batch (one token
-// a sequence; gdn_batch_norm.rs runs the composition for every other batch):
-//   y = o / sqrt(mean(o^2) + eps) * w * silu(z)
-// The norm needs the head's whole row of o, which its ntiles workgroups share out. The
-// hand-over, as paged_attention_lone's: each tile stores its columns of o through atomics into
-// `rec` (device-scope words, which skip the non-coherent caches plain loads may hit), passes
-// storageBarrier (a device-scope release), and one thread adds 1 to the (row, head)'s counter in
-// `cnt`; the workgroup that sees ntiles - 1 there resets the counter to 0 for the next dispatch,
-// passes storageBarrier (the acquire), reads the row through atomics and stores it normed. No
-// workgroup waits for another.
-// The sum of squares is taken as rms_norm_gated takes it: p.wgn strided partials (that kernel's
-// workgroup for rows of dv, rms_norm.rs `row_wg`), then wg_sum's halving tree (wg_tree.wgsl,
-// WG = NT; the invocations past p.wgn add zeros, which leave the tree's sums as they are).
+// recurrence) with Qwen3.5's gated RMSNorm per value head read after it, for a decode batch (one
+// token a sequence, invariance off; gdn_batch_norm.rs runs the composition for every other batch):
+//   y = o / sqrt(mean(o^2) + eps) * w * silu(z),  taken as inv * (o * w * silu(z))
+// Each tile, for its columns c, loads w[c] and z[c] before the token (tile_pre), then stores
+// g = o * w * silu(z) and the sum of its columns' o^2 (summed by one invocation in column order).
+// The norm needs every tile's sum, which the head's ntiles workgroups hand over as
+// paged_attention_lone's records: stores through atomics (device-scope words, which skip the
+// non-coherent caches plain loads may hit), storageBarrier (a device-scope release), and one
+// thread adds 1 to the (row, head)'s counter in `cnt`; the workgroup that sees ntiles - 1 there
+// resets the counter to 0 for the next dispatch, passes storageBarrier (the acquire), and with
+// the sums (in tile order) stores y = g * inv for the whole row. No workgroup waits for another.
 // Bindings: gdn_batch's with z, w (read) before o (y) and state, then cnt (atomic words, one a
-// (row, head), zero between dispatches) and rec (atomic words: o's f32 bits, [T, nv, dv]).
+// (row, head), zero between dispatches) and rec (atomic words: g's f32 bits [T, nv, dv], then the
+// tiles' sums [T, nv, ntiles]).
 
 var<workgroup> arrived: u32;
+var<workgroup> sq: array<f32, TJ>;
+var<private> w_c: f32;
+var<private> z_c: f32;
 
 fn silu(v: f32) -> f32 {
     return v / (1.0 + exp(-v));
 }
 
-fn tile_out(i: u32, jj: u32, os: f32, own: bool, tid: u32) {
+fn tile_pre(i: u32, jj: u32, own: bool) {
     if (own) {
-        atst_rec(i, bitcast<u32>(os));
+        w_c = ld_w(jj);
+        z_c = ld_z(i);
+    }
+}
+
+fn tile_out(i: u32, jj: u32, os: f32, own: bool, tid: u32) {
+    let hd = (i - jj) / p.dv;   // (row, head) of this token: i - jj is its row of o's start
+    if (tid < TJ) {
+        sq[tid] = select(0.0, os * os, own);
+    }
+    if (own) {
+        atst_rec(i, bitcast<u32>(os * w_c * silu(z_c)));
+    }
+    workgroupBarrier();
+    if (tid == 0u) {
+        var ss = 0.0;
+        for (var c = 0u; c < TJ; c++) {
+            ss += sq[c];
+        }
+        atst_rec(p.t * p.nv * p.dv + hd * p.ntiles + jj / TJ, bitcast<u32>(ss));
     }
     storageBarrier();
-    // (row, head) of this token: i - jj is its row of o's start, for every invocation
-    let hd = (i - jj) / p.dv;
     if (tid == 0u) {
         arrived = atadd_cnt(hd, 1u);
     }
@@ -38,18 +57,23 @@ fn tile_out(i: u32, jj: u32, os: f32, own: bool, tid: u32) {
         atst_cnt(hd, 0u);
     }
     storageBarrier();
-    let base = hd * p.dv;
-    var ss = 0.0;
-    if (tid < p.wgn) {
-        for (var c = tid; c < p.dv; c += p.wgn) {
-            let v = bitcast<f32>(atld_rec(base + c));
-            ss += v * v;
+    var g: array<f32, GMAX>;
+    for (var k = 0u; k < GMAX; k++) {
+        let c = tid + k * NT;
+        if (c < p.dv) {
+            g[k] = bitcast<f32>(atld_rec(hd * p.dv + c));
         }
     }
-    let inv = 1.0 / sqrt(wg_sum(ss, tid) / f32(p.dv) + p.eps);
-    for (var c = tid; c < p.dv; c += NT) {
-        let v = bitcast<f32>(atld_rec(base + c));
-        st_o(base + c, v * inv * ld_w(c) * silu(ld_z(base + c)));
+    var ss = 0.0;
+    for (var k = 0u; k < p.ntiles; k++) {
+        ss += bitcast<f32>(atld_rec(p.t * p.nv * p.dv + hd * p.ntiles + k));
+    }
+    let inv = 1.0 / sqrt(ss / f32(p.dv) + p.eps);
+    for (var k = 0u; k < GMAX; k++) {
+        let c = tid + k * NT;
+        if (c < p.dv) {
+            st_o(hd * p.dv + c, g[k] * inv);
+        }
     }
 }
 

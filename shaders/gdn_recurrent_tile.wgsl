@@ -9,8 +9,9 @@
 //   4. o[j] = (q^T S)[j] * rq (read after the update)
 // The including file declares `p` with nk, nv, dv, c (qkv row width), group (nv / nk), and the
 // bindings qkv, b, a, a_log, dt_bias, o; it gives ld_state / st_state_out over the state, and
-// tile_out (called by every invocation after each token: it may hold barriers), which stores a
-// column's o: gdn_tile_out.wgsl as it is, gdn_batch_norm.wgsl normed.
+// tile_pre (before each token: loads the epilogue will use) and tile_out (called by every
+// invocation after each token: it may hold barriers), which stores a column's o:
+// gdn_tile_out.wgsl as it is, gdn_batch_norm.wgsl normed.
 // Constants: DK (key head dim), NT (workgroup size), TJ (columns per workgroup),
 // RMAX = ceil(DK / (NT / TJ)).
 
@@ -46,6 +47,7 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
     let dtb = ld_dt_bias(h);
     for (var t = r0; t < r0 + nt; t++) {
         let row = t * p.c;
+        tile_pre((t * p.nv + h) * p.dv + jj, jj, lane == 0u && col);
         var sq = vec2<f32>(0.0);
         for (var i = tid; i < DK; i += NT) {
             let qv = ld_qkv(row + qo + i);

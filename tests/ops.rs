@@ -198,14 +198,14 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let gdn_norm_len = Arc::new(Patched::new(
         "gdn_norm_mean_over_half_dv",
         "gdn_batch_norm.wgsl",
-        "wg_sum(ss, tid) / f32(p.dv)",
-        "wg_sum(ss, tid) / f32(p.dv / 2u)",
+        "sqrt(ss / f32(p.dv) + p.eps)",
+        "sqrt(ss / f32(p.dv / 2u) + p.eps)",
     ));
     let gdn_norm_last = Arc::new(Patched::new(
         "gdn_norm_row_shifted",
         "gdn_batch_norm.wgsl",
-        "st_o(base + c, ",
-        "st_o(base + (c + 1u) % p.dv, ",
+        "st_o(hd * p.dv + c, ",
+        "st_o(hd * p.dv + (c + 1u) % p.dv, ",
     ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",

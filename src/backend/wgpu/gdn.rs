@@ -45,9 +45,8 @@ pub(super) struct Params {
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
-/// gdn_batch's Params: the recurrent one's with room for 12 offsets (gdn_batch_norm binds 10),
-/// plus the sequence and slot counts, and gdn_batch_norm's norm epsilon and rms_norm_gated's
-/// workgroup for rows of dv.
+/// gdn_batch's Params: the recurrent one's with room for 12 offsets (gdn_batch_norm binds 12),
+/// plus the sequence and slot counts, and gdn_batch_norm's norm epsilon.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 pub(super) struct BatchParams {
@@ -57,19 +56,19 @@ pub(super) struct BatchParams {
     s: u32,
     slots: u32,
     eps: f32,
-    wgn: u32,
+    pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<BatchParams>() == 96);
 
 impl BatchParams {
-    pub(super) fn new(p: &Params, s: usize, slots: usize, eps: f32, wgn: u32) -> BatchParams {
+    pub(super) fn new(p: &Params, s: usize, slots: usize, eps: f32) -> BatchParams {
         BatchParams {
             offs: [0; 12],
             dims: [p.t, p.nk, p.nv, p.dk, p.dv, p.c, p.group, p.n],
             s: s as u32,
             slots: slots as u32,
             eps,
-            wgn,
+            pad: 0,
         }
     }
 }
@@ -240,7 +239,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
             let ntiles = dv.div_ceil(TJ_REC);
             p.n = ntiles as u32;
             let (s, slots) = (i[5].shape[0], o[1].shape[0]);
-            let bp = BatchParams::new(&p, s, slots, 0.0, 0);
+            let bp = BatchParams::new(&p, s, slots, 0.0);
             bindings.extend([
                 read("seqs", DType::U32),
                 write("o", o[0].dtype),

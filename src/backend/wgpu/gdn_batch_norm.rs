@@ -1,13 +1,13 @@
 //! gdn_batch_norm: gdn_batch with the gated RMSNorm per value head after it. A decode batch
 //! (one token a sequence) under invariance off runs both in one dispatch
 //! (shaders/gdn_batch_norm.wgsl after gdn_recurrent_tile.wgsl and gdn_batch.wgsl: gdn_batch's
-//! tiles, the last of a head's tiles to finish norming the head's row). Every other batch runs the
+//! tiles, the last of a head's tiles to finish scaling the head's row by its 1/rms). Every other
+//! batch runs the
 //! composition, gdn_batch into a scratch o (f32) then rms_norm_gated, so under invariance on a
 //! row's bits never depend on which batch it came in, and a prefill chunk keeps gdn_batch's own
 //! forms (the chunked one for a lone sequence).
 use super::gdn::{self, BatchParams, NT, TJ_REC};
 use super::kernel::{atomic, read, write, KernelKey};
-use super::rms_norm::row_wg;
 use super::{rms_norm_gated, Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -22,9 +22,9 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     if let Support::No(r) = gdn::supports(b, &plain) {
         return Support::No(r);
     }
-    // gdn_batch's workgroup memory plus wg_sum's tree
+    // gdn_batch's workgroup memory plus a tile's squares
     let dk = desc.outputs[1].shape[2];
-    let need = gdn::rec_smem(dk) + 4 * NT;
+    let need = gdn::rec_smem(dk) + 4 * TJ_REC;
     if need > b.caps.max_workgroup_storage as usize {
         return Support::No(format!(
             "key head dim {dk} needs {need} B workgroup memory, device has {}",
@@ -49,10 +49,10 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     }
     let ntiles = dv.div_ceil(TJ_REC);
     p.n = ntiles as u32;
-    let bp = BatchParams::new(&p, s, o[1].shape[0], eps, row_wg(dv));
+    let bp = BatchParams::new(&p, s, o[1].shape[0], eps);
     // the counters have their own scratch: zero when made, and left zero by every dispatch
     let cnt = b.scratch("gdn_batch_norm_counters", DType::U32, t * nv)?;
-    let rec = b.scratch("gdn_batch_norm_records", DType::U32, t * nv * dv)?;
+    let rec = b.scratch("gdn_batch_norm_records", DType::U32, t * nv * (dv + ntiles))?;
     bindings.extend([
         read("seqs", DType::U32),
         read("z", i[6].dtype),
@@ -72,11 +72,19 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         ("NT", format!("{NT}u")),
         ("TJ", format!("{TJ_REC}u")),
         ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
-        ("WG", format!("{NT}u")),
+        ("GMAX", format!("{}u", dv.div_ceil(NT))),
     ];
-    let src = ["gdn_recurrent_tile.wgsl", "gdn_batch.wgsl", "wg_tree.wgsl", "gdn_batch_norm.wgsl"]
+    let src = ["gdn_recurrent_tile.wgsl", "gdn_batch.wgsl", "gdn_batch_norm.wgsl"]
         .map(|f| b.source(f))
         .join("\n");
     let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7], o[0], o[1], &cnt, &rec];
-    gdn::launch(b, &key, &src, &consts, bytemuck::bytes_of(&bp), &tensors, s * nv * ntiles)
+    gdn::launch(
+        b,
+        &key,
+        &src,
+        &consts,
+        bytemuck::bytes_of(&bp),
+        &tensors,
+        s * nv * ntiles,
+    )
 }

@@ -67,18 +67,6 @@ pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Res
     )
 }
 
-/// The workgroup of a row norm over rows of `d` elements: it grows with the row. gdn_batch_norm
-/// takes its gated norm's sum of squares with the same partials (gdn_batch_norm.wgsl).
-pub(super) fn row_wg(d: usize) -> u32 {
-    if d >= 1024 {
-        256
-    } else if d >= 256 {
-        128
-    } else {
-        64
-    }
-}
-
 /// One workgroup per row of `d` elements of `tensors[0]`; the workgroup grows with the row.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn dispatch_rows(
@@ -92,7 +80,13 @@ pub(super) fn dispatch_rows(
     unit_offset: bool,
 ) -> Result<()> {
     let rows = tensors[0].numel() / d;
-    let wg = row_wg(d);
+    let wg: u32 = if d >= 1024 {
+        256
+    } else if d >= 256 {
+        128
+    } else {
+        64
+    };
     let key = KernelKey {
         entry,
         bindings,
