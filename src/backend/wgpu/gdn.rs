@@ -194,12 +194,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
                 bindings,
                 variant: format!("dk{dk}"),
             };
-            let consts = [
-                ("DK", format!("{dk}u")),
-                ("NT", format!("{NT}u")),
-                ("TJ", format!("{TJ_REC}u")),
-                ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
-            ];
+            let consts = rec_consts(dk);
             let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]];
             launch(
                 b,
@@ -250,12 +245,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
                 bindings,
                 variant: format!("dk{dk}"),
             };
-            let consts = [
-                ("DK", format!("{dk}u")),
-                ("NT", format!("{NT}u")),
-                ("TJ", format!("{TJ_REC}u")),
-                ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
-            ];
+            let consts = rec_consts(dk);
             let tensors = [i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1]];
             launch(
                 b,
@@ -378,6 +368,17 @@ const SCAN_TENSORS: &str = "fn scan_seq_ok() -> bool { return true; }
 fn scan_state_in(i: u32) -> f32 { return ld_state(i); }
 fn scan_state_out(i: u32, v: f32) { st_state_out(i, v); }
 ";
+
+/// The recurrent body's constants (gdn_recurrent_tile.wgsl) for key heads of `dk`: gdn_recurrent's,
+/// gdn_batch's and gdn_batch_norm's.
+pub(super) fn rec_consts(dk: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("DK", format!("{dk}u")),
+        ("NT", format!("{NT}u")),
+        ("TJ", format!("{TJ_REC}u")),
+        ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
+    ]
+}
 
 /// A recurrent entry (`file`) after the body they share, storing o as it is.
 fn recurrent_src(b: &WgpuBackend, file: &str) -> String {

@@ -67,13 +67,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         bindings,
         variant: format!("dk{dk}"),
     };
-    let consts = [
-        ("DK", format!("{dk}u")),
-        ("NT", format!("{NT}u")),
-        ("TJ", format!("{TJ_REC}u")),
-        ("RMAX", format!("{}u", dk.div_ceil(NT / TJ_REC))),
-        ("GMAX", format!("{}u", dv.div_ceil(NT))),
-    ];
+    let mut consts = gdn::rec_consts(dk);
+    consts.push(("GMAX", format!("{}u", dv.div_ceil(NT))));
     let src = ["gdn_recurrent_tile.wgsl", "gdn_batch.wgsl", "gdn_batch_norm.wgsl"]
         .map(|f| b.source(f))
         .join("\n");
