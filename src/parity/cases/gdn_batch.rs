@@ -1,7 +1,7 @@
 //! The hybrid-state ops: causal_conv1d_batch, gdn_batch and gdn_batch_norm (Qwen3.5's
-//! linear-attention layers over a packed batch with per-sequence state slots). Batches are built by `StateLayout`: sequences
-//! given as (token count, fresh), their slots a seeded choice among the pool's (never in order),
-//! spare slots left over. Every slot no sequence continues starts NaN: a fresh sequence's slot
+//! linear-attention layers over a packed batch with per-sequence state slots). Batches are built
+//! by `StateLayout`: sequences given as (token count, fresh), their slots a seeded choice among
+//! the pool's (never in order), spare slots left over. Every slot no sequence continues starts NaN: a fresh sequence's slot
 //! (which the op must not read) and the spare ones (which must come back NaN, untouched).
 //! Ragged counts, length 1, fresh and continued states, counts 63, 64, 65 and 130 (at and across
 //! GDN_CHUNK = 64: the batch op runs the recurrent form throughout, so nothing may change there).
