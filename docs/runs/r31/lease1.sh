@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# r31 lease 1 (H200), carry [".gl"]. gb.xz: e1db4ef's kernels (r30's main). gn.xz: + gdn_batch_norm
+# r31 lease 1 (H200), carry [".gl"]. gb.xz: e1db4ef's kernels (r30's main). gn.xz: 8930bbb, + gdn_batch_norm
 # (Qwen3.5's gated RMSNorm in the gated delta rule's epilogue). Alternated decode; as-run; gn's
 # profile; parity of gdn_batch / gdn_batch_norm on wgpu (and their teeth); the tiny gate.
 set -u

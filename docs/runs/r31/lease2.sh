@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# r31 lease 2 (H200), carry [".gl"]. gb.xz: e1db4ef's kernels (r30's main). gn.xz: + gdn_batch_norm as a hand-over between a head's tiles
+# r31 lease 2 (H200), carry [".gl"]. gb.xz: e1db4ef's kernels (r30's main). gn.xz: 0b78f99, gdn_batch_norm as a hand-over between a head's tiles
 # (Qwen3.5's gated RMSNorm in the gated delta rule's epilogue). Alternated decode; as-run; gn's
 # profile; parity of gdn_batch / gdn_batch_norm on wgpu (and their teeth); the tiny gate.
 set -u

@@ -3,7 +3,7 @@
 # copies of shaders/ whose gdn_batch_norm.wgsl `tile_out` is cut down (WGLLM_SHADER_DIR):
 #   v1 the plain store (no hand-over, no norm)   v2 the hand-over without the norm
 #   v3 v1 times w * silu(z) (the epilogue's loads)   v4 v1 with a wg_sum tree a token
-# (.gl/x/vN: made by the r31 notes' script; each differs from shaders/ in that one function).
+# (.gl/x/vN: copies of shaders/ at 0b78f99, each with that one function replaced as said; not kept).
 set -u
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; export XDG_RUNTIME_DIR=/tmp
 R=$PWD; mkdir -p /tmp/w /work && ln -sfn $R /work/main

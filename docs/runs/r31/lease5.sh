@@ -2,7 +2,7 @@
 # r31 lease 5 (H200), carry [".gl"]. Lease 4 showed gdn_batch alone (no norm) at 714.6 tok/s and
 # the fused module slow for a reason outside its epilogue: it was built with naga's runtime checks
 # (tuning.rs UNCHECKED named gdn_batch, not gdn_batch_norm). gh: gdn_batch_norm (hand-over)
-# without checks (= 5f0c... the commit after 0b78f99). gw: gh plus an experiment switch (not
+# without checks (3585860). gw: gh plus an experiment switch (not
 # committed): WGLLM_X=gdn gdn_batch alone (no norm: timing only); WGLLM_X=w one workgroup a head
 # (TJ = dv, WGLLM_XNT threads: 256, 512, 1024 = 2, 4, 8 lanes a column; the first design's kernel,
 # 8930bbb's gdn_batch_norm.wgsl, in .gl/x/w), unchecked. Then gh's profile, as-run, parity, gate.
