@@ -10,11 +10,12 @@
 // slot not read). A sequence whose rows pass T or whose slot passes the pool is skipped (the
 // engine checks descriptors before upload: op::check_state_batch).
 // Bindings: qkv, b, a, a_log, dt_bias, seqs (u32) (read), o, state (f32 pool, read-write).
-// Constants: DK, NT, TJ, RMAX as gdn_recurrent. After gdn_tile_out.wgsl (o as it is) or before
-// gdn_batch_norm.wgsl (o normed, its own entry over batch_tile).
+// Constants: DK, NT, TJ, RMAX as gdn_recurrent. After gdn_tile_plain.wgsl (qkv and o as they
+// are) or before gdn_tile_conv.wgsl and gdn_conv_norm.wgsl (qkv through the conv, o normed: that
+// op's own entry over batch_tile).
 
 struct Params {
-    offs: array<vec4<u32>, 3>,  // gdn_batch binds 8 tensors, gdn_batch_norm 12
+    offs: array<vec4<u32>, 4>,  // gdn_batch binds 8 tensors, gdn_conv_norm 14
     t: u32,          // rows of the batch
     nk: u32,
     nv: u32,
@@ -25,7 +26,7 @@ struct Params {
     ntiles: u32,     // ceil(dv / TJ)
     s: u32,          // sequences
     slots: u32,      // slots of the pool
-    eps: f32,        // gdn_batch_norm's: the norm's epsilon
+    eps: f32,        // gdn_conv_norm's: the norm's epsilon
     _pad: u32,
 }
 @group(0) @binding(0) var<uniform> p: Params;
@@ -40,7 +41,7 @@ fn gdn_batch(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     batch_tile(wid, nwg, tid);
 }
 
-// The entry's body (gdn_batch_norm.wgsl's too): the workgroup's (sequence, head, tile).
+// The entry's body (gdn_conv_norm.wgsl's too): the workgroup's (sequence, head, tile).
 fn batch_tile(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) {
     let idx = group_index(wid, nwg);
     let per_seq = p.nv * p.ntiles;
@@ -56,5 +57,6 @@ fn batch_tile(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) {
     if (row > p.t || cnt > p.t - row || slot >= p.slots) {
         return;
     }
+    tile_seq(row, cnt, slot, fresh);
     gdn_rec_tile(h, idx % p.ntiles, tid, row, cnt, (slot * p.nv + h) * DK * p.dv, fresh);
 }

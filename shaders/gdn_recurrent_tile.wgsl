@@ -9,9 +9,12 @@
 //   4. o[j] = (q^T S)[j] * rq (read after the update)
 // The including file declares `p` with nk, nv, dv, c (qkv row width), group (nv / nk), and the
 // bindings qkv, b, a, a_log, dt_bias, o; it gives ld_state / st_state_out over the state, and
-// tile_pre (before each token: loads the epilogue will use) and tile_out (called by every
-// invocation after each token: it may hold barriers), which stores a column's o:
-// gdn_tile_out.wgsl as it is, gdn_batch_norm.wgsl normed.
+// the hooks: in_x (channel e of token row t's q/k/v: qkv's element as it is, or through the conv),
+// tile_end (after the last token, by the invocation that owns value channel e), tile_pre (before
+// each token: loads the epilogue will use) and tile_out (called by every invocation after each
+// token: it may hold barriers), which stores a column's o. gdn_tile_plain.wgsl gives them plain;
+// gdn_conv_norm takes its inputs through gdn_tile_conv.wgsl and stores o normed
+// (gdn_conv_norm.wgsl).
 // Constants: DK (key head dim), NT (workgroup size), TJ (columns per workgroup),
 // RMAX = ceil(DK / (NT / TJ)).
 
@@ -46,12 +49,11 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
     let ag = -exp(ld_a_log(h));
     let dtb = ld_dt_bias(h);
     for (var t = r0; t < r0 + nt; t++) {
-        let row = t * p.c;
         tile_pre((t * p.nv + h) * p.dv + jj, jj, lane == 0u && col);
         var sq = vec2<f32>(0.0);
         for (var i = tid; i < DK; i += NT) {
-            let qv = ld_qkv(row + qo + i);
-            let kv = ld_qkv(row + ko + i);
+            let qv = in_x(t, qo + i);
+            let kv = in_x(t, ko + i);
             q_s[i] = qv;
             k_s[i] = kv;
             sq += vec2<f32>(qv * qv, kv * kv);
@@ -70,7 +72,7 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
         let decay = exp(ag * softplus(ld_a(t * p.nv + h) + dtb));
         var v = 0.0;
         if (col) {
-            v = ld_qkv(row + vo + jj);
+            v = in_x(t, vo + jj);
         }
         var kv = 0.0;
         for (var r = 0u; r < RMAX; r++) {
@@ -106,6 +108,7 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
         }
         tile_out((t * p.nv + h) * p.dv + jj, jj, os, own, tid);
     }
+    tile_end(vo + jj, lane == 0u && col);
     for (var r = 0u; r < RMAX; r++) {
         let i = lane + L * r;
         if (col && i < DK) {

@@ -197,15 +197,33 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     ));
     let gdn_norm_len = Arc::new(Patched::new(
         "gdn_norm_mean_over_half_dv",
-        "gdn_batch_norm.wgsl",
+        "gdn_conv_norm.wgsl",
         "sqrt(ss / f32(p.dv) + p.eps)",
         "sqrt(ss / f32(p.dv / 2u) + p.eps)",
     ));
     let gdn_norm_last = Arc::new(Patched::new(
         "gdn_norm_row_shifted",
-        "gdn_batch_norm.wgsl",
+        "gdn_conv_norm.wgsl",
         "st_o(hd * p.dv + c, ",
         "st_o(hd * p.dv + (c + 1u) % p.dv, ",
+    ));
+    let conv_taps = Arc::new(Patched::new(
+        "conv_taps_reversed",
+        "gdn_tile_conv.wgsl",
+        "xp(i + j, e), s);",
+        "xp(i + KM1 - j, e), s);",
+    ));
+    let conv_k_state = Arc::new(Patched::new(
+        "conv_k_state_unwritten",
+        "gdn_tile_conv.wgsl",
+        "for (var c = tid; c < 2u * DK; c += NT) {",
+        "for (var c = tid; c < DK; c += NT) {",
+    ));
+    let conv_fresh_in = Arc::new(Patched::new(
+        "fresh_state_read",
+        "gdn_tile_conv.wgsl",
+        "if (seq_fresh) {",
+        "if (!seq_fresh && seq_fresh) {",
     ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",
@@ -285,23 +303,27 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 paged.bites(&case)
             }
             Op::CausalConv1dBatch => vec![(Tooth::Patched(conv_fresh.clone()), any_fresh(&case, 2))],
-            Op::GdnBatch | Op::GdnBatchNorm { .. } => {
+            Op::GdnBatch | Op::GdnConvNorm { .. } => {
                 // one sequence of several tokens over a pool of one slot: wgpu's lone prefill
                 // (invariance off, the parity runner's default) on the chunk kernels instead
-                // (gdn_batch_norm's then with rms_norm_gated after them)
+                // (gdn_conv_norm's then with the conv before and rms_norm_gated after them)
                 let t = case.inputs[0].desc.shape[0];
-                let lone = case.inputs[5].desc.shape[0] == 1 && case.outputs[1].shape[0] == 1 && t > 1;
+                let sq = if case.op == Op::GdnBatch { 5 } else { 6 };
+                let lone = case.inputs[sq].desc.shape[0] == 1 && case.outputs[1].shape[0] == 1 && t > 1;
                 let mut v = vec![
-                    (Tooth::Patched(gdn_fresh.clone()), !lone && any_fresh(&case, 5)),
-                    (Tooth::Patched(slot_fresh.clone()), lone && any_fresh(&case, 5)),
+                    (Tooth::Patched(gdn_fresh.clone()), !lone && any_fresh(&case, sq)),
+                    (Tooth::Patched(slot_fresh.clone()), lone && any_fresh(&case, sq)),
                     (Tooth::Patched(chunk.clone()), lone && t >= wgllm::op::GDN_CHUNK),
                 ];
-                // gdn_batch_norm's own kernel runs a decode batch (a token a sequence); every
+                // gdn_conv_norm's own kernel runs a decode batch (a token a sequence); every
                 // other batch takes the composition
                 if case.op != Op::GdnBatch {
-                    let decode = case.inputs[5].desc.shape[0] == t;
+                    let decode = case.inputs[sq].desc.shape[0] == t;
                     v.push((Tooth::Patched(gdn_norm_len.clone()), decode));
                     v.push((Tooth::Patched(gdn_norm_last.clone()), decode));
+                    v.push((Tooth::Patched(conv_taps.clone()), decode));
+                    v.push((Tooth::Patched(conv_k_state.clone()), decode));
+                    v.push((Tooth::Patched(conv_fresh_in.clone()), decode && any_fresh(&case, sq)));
                 }
                 v
             }

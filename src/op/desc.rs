@@ -84,7 +84,7 @@ impl OpDesc {
             Op::MinP => (2, 1),
             Op::CausalConv1dBatch => (3, 2),
             Op::GdnBatch => (6, 2),
-            Op::GdnBatchNorm { .. } => (8, 2),
+            Op::GdnConvNorm { .. } => (9, 3),
             Op::Sample { .. } => (2, 2),
         };
         let ni = if self.op == Op::SwiGlu && self.inputs.len() == 1 {
@@ -599,12 +599,13 @@ impl OpDesc {
                 same_shape(&i[0], &o[0], "logits vs out")?;
             }
             Op::CausalConv1dBatch | Op::GdnBatch => super::hybrid::check_shapes(&self.op, i, o)?,
-            Op::GdnBatchNorm { .. } => {
-                // the composition's two ops, o [T, nv, dv] f32 between them
-                let (gdn, norm) = self.op.gdn_batch_norm_parts().expect("the fused op");
+            Op::GdnConvNorm { .. } => {
+                // the composition's ops, u and o (f32) between them
+                let u = TensorDesc::new(DType::F32, &i[0].shape);
                 let core = TensorDesc::new(DType::F32, &o[0].shape);
-                OpDesc::new(gdn, i[..6].to_vec(), vec![core.clone(), o[1].clone()]).check()?;
-                OpDesc::new(norm, vec![core, i[6].clone(), i[7].clone()], vec![o[0].clone()]).check()?;
+                for (op, ins, outs) in super::gdn_conv_norm_wiring(&self.op, i, o, u, core) {
+                    OpDesc::new(op, ins, outs).check()?;
+                }
             }
         }
         Ok(())

@@ -1,5 +1,6 @@
 //! The hybrid-state ops' contracts (Qwen3.5's Gated DeltaNet layers over a packed batch):
-//! `CausalConv1dBatch` and `GdnBatch`. Operand shapes (`check_shapes`, called by `OpDesc::check`)
+//! `CausalConv1dBatch` and `GdnBatch` (and `GdnConvNorm`, a composition over them:
+//! `gdn_conv_norm_wiring`). Operand shapes (`check_shapes`, called by `OpDesc::check`)
 //! and the contents of the per-sequence descriptor (`check_state_batch`), which a device cannot
 //! check before it runs: the engine calls it on what it uploads, the CPU reference on what it
 //! reads. A kernel given a bad descriptor never reads or writes outside its bindings (a sequence
@@ -14,6 +15,27 @@ use super::{gdn_dims, Op, TensorDesc};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::shape_str;
+
+/// `GdnConvNorm`'s three parts with their operands, in order: (causal_conv1d_batch, its inputs,
+/// its outputs), (gdn_batch, ...), (rms_norm_gated, ...), given the op's inputs `i` [x, conv_w, b,
+/// a, a_log, dt_bias, seqs, z, norm_w] and outputs `o` [y, rec_pool, conv_pool], and the
+/// composition's f32 intermediates `u` [T, C] (the conv's output) and `core` [T, nv, dv]
+/// (gdn_batch's). Operands are tensors or their descriptions.
+pub fn gdn_conv_norm_wiring<T: Clone>(op: &Op, i: &[T], o: &[T], u: T, core: T) -> [(Op, Vec<T>, Vec<T>); 3] {
+    let [conv, gdn, norm] = op
+        .gdn_conv_norm_parts()
+        .expect("gdn_conv_norm_wiring is for gdn_conv_norm");
+    let c = |k: usize| i[k].clone();
+    [
+        (conv, vec![c(0), c(1), c(6)], vec![u.clone(), o[2].clone()]),
+        (
+            gdn,
+            vec![u, c(2), c(3), c(4), c(5), c(6)],
+            vec![core.clone(), o[1].clone()],
+        ),
+        (norm, vec![core, c(7), c(8)], vec![o[0].clone()]),
+    ]
+}
 
 /// u32 fields per sequence in the state descriptor: first row, token count, state slot, fresh.
 pub const STATE_SEQ_FIELDS: usize = 4;

@@ -12,7 +12,7 @@ mod sample;
 mod traffic;
 
 pub use desc::{gdn_dims, OpDesc, TensorDesc};
-pub use hybrid::{check_state_batch, state_seq_words, StateSeq, STATE_SEQ_FIELDS};
+pub use hybrid::{check_state_batch, gdn_conv_norm_wiring, state_seq_words, StateSeq, STATE_SEQ_FIELDS};
 pub use paged::{check_paged_batch, check_slots, paged_slot, PagedSeq, SEQ_FIELDS};
 pub use rope::{rope_inv_freq, rope_tables, rope_tables_of, Llama3Rope};
 pub use sample::{MAX_SAMPLE_VOCAB, MAX_TOP_LOGPROBS};
@@ -205,12 +205,14 @@ pub enum Op {
     /// tokens: not on the batch, nor on how the scheduler chunks the prompt (the chunked form's
     /// bits depend on where its chunks start).
     GdnBatch,
-    /// A linear-attention layer's gated delta rule and its output norm, as one op (so a decode
-    /// step need not wait on a norm kernel between them): qkv, b, a, a_log, dt_bias, seqs as
-    /// `GdnBatch`, then z [T, nv, dv], w `[dv]` -> y [T, nv, dv], rec_pool (in-out). The
-    /// composition `GdnBatch` (o in f32) then `RmsNormGated { eps }` over o, z, w per value head.
+    /// A linear-attention layer's core as one op (so a decode step need not wait on a kernel
+    /// between its parts): x [T, C] (the in-projection's conv channels), conv_w [C, K], b, a, a_log,
+    /// dt_bias, seqs as `GdnBatch`, z [T, nv, dv], norm_w `[dv]` -> y [T, nv, dv], rec_pool
+    /// (in-out), conv_pool (in-out). The composition (`gdn_conv_norm_parts`):
+    /// `CausalConv1dBatch` over x, conv_w, seqs into u (f32) and conv_pool; `GdnBatch` over u and
+    /// the gates into o (f32) and rec_pool; `RmsNormGated { eps }` over o, z, norm_w into y.
     /// Tested against it.
-    GdnBatchNorm { eps: f32 },
+    GdnConvNorm { eps: f32 },
     /// One token per row of logits, chosen on the device: logits [R, V] f32 (V < 2^19),
     /// params [R, 4] f32 = (scale, top_k, top_p, u) -> ids [R, 1 + k] u32, logprobs [R, 1 + k] f32.
     /// Column 0 is the chosen token, columns 1..=k the k best by logit; logprobs are their
@@ -271,7 +273,7 @@ pub const OP_NAMES: [&str; 33] = [
     "rms_norm_rope_kv",
     "swiglu_linear",
     "add_rms_norm_linear",
-    "gdn_batch_norm",
+    "gdn_conv_norm",
 ];
 
 impl Op {
@@ -293,13 +295,13 @@ impl Op {
         ))
     }
 
-    /// `GdnBatchNorm`'s two ops (gdn_batch, then rms_norm_gated over its o); None for every
-    /// other op.
-    pub fn gdn_batch_norm_parts(&self) -> Option<(Op, Op)> {
-        let Op::GdnBatchNorm { eps } = *self else {
+    /// `GdnConvNorm`'s three ops, in order: causal_conv1d_batch, gdn_batch, rms_norm_gated (see
+    /// the op for their operands); None for every other op.
+    pub fn gdn_conv_norm_parts(&self) -> Option<[Op; 3]> {
+        let Op::GdnConvNorm { eps } = *self else {
             return None;
         };
-        Some((Op::GdnBatch, Op::RmsNormGated { eps }))
+        Some([Op::CausalConv1dBatch, Op::GdnBatch, Op::RmsNormGated { eps }])
     }
 
     pub fn name(&self) -> &'static str {
@@ -338,7 +340,7 @@ impl Op {
             Op::MinP => "min_p",
             Op::CausalConv1dBatch => "causal_conv1d_batch",
             Op::GdnBatch => "gdn_batch",
-            Op::GdnBatchNorm { .. } => "gdn_batch_norm",
+            Op::GdnConvNorm { .. } => "gdn_conv_norm",
             Op::Sample { .. } => "sample",
         }
     }

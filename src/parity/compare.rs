@@ -45,7 +45,7 @@ pub fn tolerance(family: &str, dtype: DType) -> Tol {
         | "gdn_recurrent"
         | "gdn_chunked"
         | "gdn_batch"
-        | "gdn_batch_norm" => 10.0,
+        | "gdn_conv_norm" => 10.0,
         _ => 1.0,
     };
     Tol::Nmse(base * factor)

@@ -506,12 +506,14 @@ impl Backend for CpuBackend {
                 self.put(o[0], &y)?;
                 self.put(o[1], &pool)
             }
-            Op::GdnBatchNorm { .. } => {
-                // the composition itself: o (f32) from gdn_batch, then rms_norm_gated over it
-                let (gdn, norm) = op.gdn_batch_norm_parts().expect("the fused op");
+            Op::GdnConvNorm { .. } => {
+                // the composition itself, u and o (f32) between its ops
+                let u = self.alloc(DType::F32, &i[0].shape)?;
                 let core = self.alloc(DType::F32, &o[0].shape)?;
-                self.run(&gdn, &i[..6], &[&core, o[1]])?;
-                self.run(&norm, &[&core, i[6], i[7]], &[o[0]])
+                for (op, ins, outs) in crate::op::gdn_conv_norm_wiring(op, i, o, &u, &core) {
+                    self.run(&op, &ins, &outs)?;
+                }
+                Ok(())
             }
             Op::Sample { k } => {
                 let (ids, lps) = sample(&self.f32s(i[0])?, &self.f32s(i[1])?, i[0].shape[1], *k);

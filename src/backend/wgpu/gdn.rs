@@ -19,9 +19,9 @@ use crate::op::{gdn_dims, Op, OpDesc, GDN_CHUNK};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 
-/// Workgroup size of all three kernels (and gdn_batch_norm's).
+/// Workgroup size of all three kernels (and gdn_conv_norm's).
 pub(super) const NT: usize = 256;
-/// Value columns per workgroup: recurrent (gdn_batch_norm's too), chunk scan.
+/// Value columns per workgroup: recurrent (gdn_conv_norm's too), chunk scan.
 pub(super) const TJ_REC: usize = 32;
 const TJ_SCAN: usize = 16;
 /// dk slice staged per step in the chunk prep (C * C == 2 * C * DS: the staging reuses A's memory).
@@ -45,12 +45,12 @@ pub(super) struct Params {
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
-/// gdn_batch's Params: the recurrent one's with room for 12 offsets (gdn_batch_norm binds 12),
-/// plus the sequence and slot counts, and gdn_batch_norm's norm epsilon.
+/// gdn_batch's Params: the recurrent one's with room for 16 offsets (gdn_conv_norm binds 14),
+/// plus the sequence and slot counts, and gdn_conv_norm's norm epsilon.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 pub(super) struct BatchParams {
-    offs: [u32; 12],
+    offs: [u32; 16],
     /// Params from t on (ntiles in n)
     dims: [u32; 8],
     s: u32,
@@ -58,12 +58,12 @@ pub(super) struct BatchParams {
     eps: f32,
     pad: u32,
 }
-const _: () = assert!(std::mem::size_of::<BatchParams>() == 96);
+const _: () = assert!(std::mem::size_of::<BatchParams>() == 112);
 
 impl BatchParams {
     pub(super) fn new(p: &Params, s: usize, slots: usize, eps: f32) -> BatchParams {
         BatchParams {
-            offs: [0; 12],
+            offs: [0; 16],
             dims: [p.t, p.nk, p.nv, p.dk, p.dv, p.c, p.group, p.n],
             s: s as u32,
             slots: slots as u32,
@@ -152,7 +152,7 @@ fn chunks_fit(b: &WgpuBackend, t: usize, nv: usize, dk: usize) -> Support {
 
 /// The Params of qkv [T, C] (`i[0]`) over heads of `state` [nv, dk, dv] (n unset), and the
 /// bindings of qkv and the gate inputs: the first bindings of every kernel here (the chunk prep's
-/// too) and of gdn_batch_norm's.
+/// too) and of gdn_conv_norm's.
 pub(super) fn params(op: &Op, i: &[&Tensor], state: &[usize]) -> Result<(Params, Vec<super::kernel::Binding>)> {
     let (t, nk, nv, dk, dv) = gdn_dims(&i[0].shape, state).map_err(|e| Error::shape(op.name(), e))?;
     let p = Params {
@@ -370,7 +370,7 @@ fn scan_state_out(i: u32, v: f32) { st_state_out(i, v); }
 ";
 
 /// The recurrent body's constants (gdn_recurrent_tile.wgsl) for key heads of `dk`: gdn_recurrent's,
-/// gdn_batch's and gdn_batch_norm's.
+/// gdn_batch's and gdn_conv_norm's.
 pub(super) fn rec_consts(dk: usize) -> Vec<(&'static str, String)> {
     vec![
         ("DK", format!("{dk}u")),
@@ -385,7 +385,7 @@ fn recurrent_src(b: &WgpuBackend, file: &str) -> String {
     format!(
         "{}\n{}\n{}",
         b.source("gdn_recurrent_tile.wgsl"),
-        b.source("gdn_tile_out.wgsl"),
+        b.source("gdn_tile_plain.wgsl"),
         b.source(file)
     )
 }

@@ -13,7 +13,7 @@ mod elementwise;
 mod embedding;
 mod gated_attention;
 mod gdn;
-mod gdn_batch_norm;
+mod gdn_conv_norm;
 #[cfg(test)]
 mod grid_sync_probe;
 pub mod kernel;
@@ -92,7 +92,7 @@ impl Backend for WgpuBackend {
             Op::Softmax | Op::Argmax | Op::TopK { .. } => reduce::supports(self, desc),
             Op::CausalConv1d | Op::CausalConv1dUpdate | Op::CausalConv1dBatch => causal_conv1d::supports(self, desc),
             Op::GdnRecurrent | Op::GdnChunked | Op::GdnBatch => gdn::supports(self, desc),
-            Op::GdnBatchNorm { .. } => gdn_batch_norm::supports(self, desc),
+            Op::GdnConvNorm { .. } => gdn_conv_norm::supports(self, desc),
             Op::RmsNormGated { .. } => rms_norm_gated::supports(self, desc),
             Op::GatedAttention { .. } => gated_attention::supports(self, desc),
             Op::KvWrite => kv_write::supports(self, desc),
@@ -143,7 +143,7 @@ impl Backend for WgpuBackend {
                 causal_conv1d::record(self, op, inputs, outputs)
             }
             Op::GdnRecurrent | Op::GdnChunked | Op::GdnBatch => gdn::record(self, op, inputs, outputs),
-            Op::GdnBatchNorm { .. } => gdn_batch_norm::record(self, op, inputs, outputs),
+            Op::GdnConvNorm { .. } => gdn_conv_norm::record(self, op, inputs, outputs),
             Op::RmsNormGated { .. } => rms_norm_gated::record(self, op, inputs, outputs),
             Op::GatedAttention { .. } => gated_attention::record(self, op, inputs, outputs),
             Op::KvWrite => kv_write::record(self, op, inputs, outputs),

@@ -16,7 +16,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     dispatch(b, eps, [i[0], i[1], i[2], o[0]])
 }
 
-/// y = rms_norm_gated(x, z, w) over [x, z, w, y] (gdn_batch_norm's chunked form runs it too).
+/// y = rms_norm_gated(x, z, w) over [x, z, w, y] (gdn_conv_norm's chunked form runs it too).
 pub(super) fn dispatch(b: &WgpuBackend, eps: f32, tensors: [&Tensor; 4]) -> Result<()> {
     let [x, z, w, y] = tensors;
     let bindings = vec![

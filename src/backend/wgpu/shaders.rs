@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 84] = [
+pub const FILES: [(&str, &str); 85] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -59,8 +59,8 @@ pub const FILES: [(&str, &str); 84] = [
     ("gdn.wgsl", include_str!("../../../shaders/gdn.wgsl")),
     ("gdn_batch.wgsl", include_str!("../../../shaders/gdn_batch.wgsl")),
     (
-        "gdn_batch_norm.wgsl",
-        include_str!("../../../shaders/gdn_batch_norm.wgsl"),
+        "gdn_conv_norm.wgsl",
+        include_str!("../../../shaders/gdn_conv_norm.wgsl"),
     ),
     (
         "gdn_chunk_prep.wgsl",
@@ -82,7 +82,14 @@ pub const FILES: [(&str, &str); 84] = [
         "gdn_recurrent_tile.wgsl",
         include_str!("../../../shaders/gdn_recurrent_tile.wgsl"),
     ),
-    ("gdn_tile_out.wgsl", include_str!("../../../shaders/gdn_tile_out.wgsl")),
+    (
+        "gdn_tile_conv.wgsl",
+        include_str!("../../../shaders/gdn_tile_conv.wgsl"),
+    ),
+    (
+        "gdn_tile_plain.wgsl",
+        include_str!("../../../shaders/gdn_tile_plain.wgsl"),
+    ),
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),

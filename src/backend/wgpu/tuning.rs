@@ -46,7 +46,7 @@ pub const UNCHECKED: [&str; 15] = [
     "paged_attention_lone",
     "paged_gated_attention",
     "gdn_batch",
-    "gdn_batch_norm",
+    "gdn_conv_norm",
     "gdn_recurrent",
     "gdn_chunk_prep",
     "gdn_chunk_scan",

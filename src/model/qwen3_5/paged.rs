@@ -22,7 +22,7 @@ use crate::model::config::{Config, Dims, LayerType};
 use crate::model::lone::Hidden;
 use crate::model::normed::{Fusions, Normed};
 use crate::model::paged::{Batch, KvPools};
-use crate::op::{Op, OpDesc};
+use crate::op::{gdn_conv_norm_wiring, Op, OpDesc};
 use crate::tensor::Tensor;
 
 /// Pools for the full-attention layers only (`full_layer_pool` maps a layer to its pool).
@@ -193,7 +193,7 @@ pub fn forward_paged(
         eps: c.rms_norm_eps,
         rotary_dim: hc.rotary_dim,
     };
-    let gdn_norm = Op::GdnBatchNorm { eps: c.rms_norm_eps };
+    let gdn_norm = Op::GdnConvNorm { eps: c.rms_norm_eps };
     let mut gdn_norm_fused = None;
     // 1. x = embed[ids]                                                        [T, D]
     match w.embed.as_slice() {
@@ -249,18 +249,19 @@ pub fn forward_paged(
                     }
                 };
                 // 4. causal conv1d + SiLU, each sequence over [its slot's conv state | its rows]
-                dev.run(&Op::CausalConv1dBatch, &[&qkv_in, conv, state_seqs], &[&conv_t, cs])?;
                 // 5. gated delta rule, each sequence from its slot's recurrent state, then the
-                //    gated RMSNorm per value head: one op where the device has it   [T, nv, dv]
-                let ins = [&conv_t, &b_in, &a_in, a_log, dt_bias, state_seqs, &z_in, gnorm];
-                let fused = *gdn_norm_fused
-                    .get_or_insert_with(|| dev.supports(&OpDesc::of(&gdn_norm, &ins, &[&normed, rs])).is_yes());
+                //    gated RMSNorm per value head                                [T, nv, dv]
+                // one op where the device has it, else its three parts (conv_t, core between)
+                let ins = [&qkv_in, conv, &b_in, &a_in, a_log, dt_bias, state_seqs, &z_in, gnorm];
+                let outs = [&normed, rs, cs];
+                let fused =
+                    *gdn_norm_fused.get_or_insert_with(|| dev.supports(&OpDesc::of(&gdn_norm, &ins, &outs)).is_yes());
                 if fused {
-                    dev.run(&gdn_norm, &ins, &[&normed, rs])?;
+                    dev.run(&gdn_norm, &ins, &outs)?;
                 } else {
-                    let (gdn, gated) = gdn_norm.gdn_batch_norm_parts().expect("the fused op");
-                    dev.run(&gdn, &ins[..6], &[&core, rs])?;
-                    dev.run(&gated, &[&core, &z_in, gnorm], &[&normed])?;
+                    for (op, i, o) in gdn_conv_norm_wiring(&gdn_norm, &ins, &outs, &conv_t, &core) {
+                        dev.run(&op, &i, &o)?;
+                    }
                 }
                 // 6. out_proj                                                  [T, D]
                 dev.run(&Op::Linear, &[&normed.reshape(&[t, nv * dv])?, out], &[&mix])?;

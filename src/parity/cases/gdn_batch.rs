@@ -1,4 +1,4 @@
-//! The hybrid-state ops: causal_conv1d_batch, gdn_batch and gdn_batch_norm (Qwen3.5's
+//! The hybrid-state ops: causal_conv1d_batch, gdn_batch and gdn_conv_norm (Qwen3.5's
 //! linear-attention layers over a packed batch with per-sequence state slots). Batches are built
 //! by `StateLayout`: sequences given as (token count, fresh), their slots a seeded choice among
 //! the pool's (never in order), spare slots left over. Every slot no sequence continues starts NaN: a fresh sequence's slot
@@ -126,9 +126,10 @@ pub fn cases() -> Vec<Case> {
                     continue;
                 }
                 v.push(gdn_batch_case(x, w, nk, nv, dk, dv, &seqs, spare));
-                // with the gated norm read in the epilogue: f32 (the engine's) and bf16 throughout
+                // with the conv before and the gated norm after: f32 (the engine's) and bf16
+                // throughout
                 if w == x {
-                    v.push(with_norm(gdn_batch_case(x, w, nk, nv, dk, dv, &seqs, spare)));
+                    v.push(with_conv_norm(gdn_batch_case(x, w, nk, nv, dk, dv, &seqs, spare)));
                 }
             }
         }
@@ -136,26 +137,40 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// A gdn_batch case as gdn_batch_norm's: the same operands, then z [T, nv, dv] (qkv's dtype) and
-/// the norm's weight `[dv]` (a_log's dtype, near 1 as trained), o normed into y.
-fn with_norm(c: Case) -> Case {
+/// A gdn_batch case as gdn_conv_norm's: its qkv as the conv's input x, a conv weight [C, 4] (a_log's
+/// dtype) and a conv pool over the same slots (NaN where no sequence continues) added, then z
+/// [T, nv, dv] (qkv's dtype) and the norm's weight `[dv]` (a_log's dtype, near 1 as trained), o
+/// normed into y.
+fn with_conv_norm(c: Case) -> Case {
+    const K: usize = 4;
     let o = &c.outputs[0];
     let (x, w, dv) = (c.inputs[0].desc.dtype, c.inputs[3].desc.dtype, o.shape[2]);
+    let ch = c.inputs[0].desc.shape[1];
     let s = seed(&format!("gdnbn{}", c.id));
     let mut r = Rng::new(s ^ 9);
     let wv: Vec<f32> = (0..dv).map(|_| (1.0 + 0.1 * r.normal()) as f32).collect();
+    // the layout again from the descriptor: (count, fresh) and the slot per sequence
+    let Init::U32s(words) = c.inputs[5].init.clone() else {
+        unreachable!("gdn_batch_case's seqs are given words")
+    };
+    let l = StateLayout {
+        seqs: words
+            .chunks(STATE_SEQ_FIELDS)
+            .map(|q| (q[1] as usize, q[3] != 0))
+            .collect(),
+        slots: words.chunks(STATE_SEQ_FIELDS).map(|q| q[2] as usize).collect(),
+        n: c.outputs[1].shape[0],
+    };
     let mut inputs = c.inputs.clone();
+    inputs.insert(1, input(w, &[ch, K], normal(s + 1, 0.5)));
     inputs.push(input(x, &o.shape, normal(s, 2.0)));
     inputs.push(input(w, &[dv], Init::Values(wv)));
-    let mut n = Case::new(
-        "gdn_batch_norm",
-        "",
-        Op::GdnBatchNorm { eps: 1e-6 },
-        inputs,
-        c.outputs.clone(),
-    );
-    n.id = c.id.replacen("gdn_batch[", "gdn_batch_norm[", 1);
+    let mut outputs = c.outputs.clone();
+    outputs.push(TensorDesc::new(DType::F32, &[l.n, K - 1, ch]));
+    let mut n = Case::new("gdn_conv_norm", "", Op::GdnConvNorm { eps: 1e-6 }, inputs, outputs);
+    n.id = c.id.replacen("gdn_batch[", "gdn_conv_norm[", 1);
     n.out_init = c.out_init.clone();
+    n.out_init.push(Some(Init::Values(l.pool((K - 1) * ch, s + 2, 1.0))));
     n
 }
 

@@ -91,8 +91,8 @@ pub fn supports(desc: &OpDesc) -> Support {
         Op::LinearSwiGlu => Support::No(
             "no fused hip/ kernel for the gate/up projection's swiglu yet: run linear and swiglu apart".into(),
         ),
-        Op::GdnBatchNorm { .. } => Support::No(
-            "no fused hip/ kernel for the gated delta rule with its gated norm yet: run gdn_batch and rms_norm_gated apart"
+        Op::GdnConvNorm { .. } => Support::No(
+            "no fused hip/ kernel for the conv, gated delta rule and gated norm yet: run causal_conv1d_batch, gdn_batch and rms_norm_gated apart"
                 .into(),
         ),
         Op::Linear => {
@@ -276,7 +276,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::LinearSwiGlu
         | Op::AddRmsNormLinear { .. }
         | Op::RmsNormRopeKvAttention { .. }
-        | Op::GdnBatchNorm { .. } => {
+        | Op::GdnConvNorm { .. } => {
             unreachable!("{} is refused by supports on the native backends", desc.op.name())
         }
         Op::Linear => {

@@ -1,6 +1,8 @@
-// gdn_batch_norm: gdn_batch (gdn_batch.wgsl's entry body, `batch_tile`, the same tiles and
-// recurrence) with Qwen3.5's gated RMSNorm per value head read after it, for a decode batch (one
-// token a sequence, invariance off; gdn_batch_norm.rs runs the composition for every other batch):
+// gdn_conv_norm: gdn_batch (gdn_batch.wgsl's entry body, `batch_tile`, the same tiles and
+// recurrence) over the conv's outputs (gdn_tile_conv.wgsl computes them where they are read and
+// writes the conv state back) with Qwen3.5's gated RMSNorm per value head read after it, for a
+// decode batch (one token a sequence, invariance off; gdn_conv_norm.rs runs the composition for
+// every other batch):
 //   y = o / sqrt(mean(o^2) + eps) * w * silu(z),  taken as inv * (o * w * silu(z))
 // Each tile, for its columns c, loads w[c] and z[c] before the token (tile_pre), then stores
 // g = o * w * silu(z) and the sum of its columns' o^2 (summed by one invocation in column order).
@@ -9,10 +11,12 @@
 // non-coherent caches plain loads may hit), storageBarrier (a device-scope release), and one
 // thread adds 1 to the (row, head)'s counter in `cnt`; the workgroup that sees ntiles - 1 there
 // resets the counter to 0 for the next dispatch, passes storageBarrier (the acquire), and with
-// the sums (in tile order) stores y = g * inv for the whole row. No workgroup waits for another.
-// Bindings: gdn_batch's with z, w (read) before o (y) and state, then cnt (atomic words, one a
-// (row, head), zero between dispatches) and rec (atomic words: g's f32 bits [T, nv, dv], then the
-// tiles' sums [T, nv, ntiles]).
+// the sums (in tile order) stores y = g * inv for the whole row, then passes the row to the conv
+// state's hand-over (conv_handover). No workgroup waits for another.
+// Bindings: qkv, b, a, a_log, dt_bias, seqs, z, w, cw (read), o (y), state, cpool (read-write),
+// then cnt (atomic words, one a (row, value head) then one a (row, key head), zero between
+// dispatches) and rec (atomic words: g's f32 bits [T, nv, dv], then the tiles' sums
+// [T, nv, ntiles]).
 
 var<workgroup> arrived: u32;
 var<workgroup> sq: array<f32, TJ>;
@@ -75,10 +79,11 @@ fn tile_out(i: u32, jj: u32, os: f32, own: bool, tid: u32) {
             st_o(hd * p.dv + c, g[k] * inv);
         }
     }
+    conv_handover(hd / p.nv, hd % p.nv, tid);
 }
 
 @compute @workgroup_size(NT)
-fn gdn_batch_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn gdn_conv_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) tid: u32) {
     batch_tile(wid, nwg, tid);
 }

@@ -1,0 +1,124 @@
+//! gdn_conv_norm: causal_conv1d_batch, gdn_batch and the gated RMSNorm per value head as one op.
+//! A decode batch (one token a sequence) under invariance off runs all three in one dispatch
+//! (shaders/gdn_conv_norm.wgsl after gdn_recurrent_tile.wgsl, gdn_batch.wgsl and
+//! gdn_tile_conv.wgsl: gdn_batch's tiles reading their q/k/v through the conv, the last of a
+//! head's tiles to finish scaling the head's row by its 1/rms, the last of a key head's to finish
+//! writing its q/k conv state). Every other batch runs the composition, the conv and gdn_batch
+//! into scratch (f32) then rms_norm_gated, so under invariance on a row's bits never depend on
+//! which batch it came in, and a prefill chunk keeps gdn_batch's own forms (the chunked one for a
+//! lone sequence).
+use super::gdn::{self, BatchParams, NT, TJ_REC};
+use super::kernel::{atomic, read, write, KernelKey};
+use super::{causal_conv1d, rms_norm_gated, Support, WgpuBackend};
+use crate::backend::BatchInvariance;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::op::{gdn_conv_norm_wiring, Op, OpDesc, TensorDesc};
+use crate::tensor::Tensor;
+
+/// Storage bindings of the fused kernel.
+const BINDINGS: u32 = 13;
+
+pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
+    let u = TensorDesc::new(DType::F32, &desc.inputs[0].shape);
+    let core = TensorDesc::new(DType::F32, &desc.outputs[0].shape);
+    let [(conv, ci, co), (gdn, gi, go), _] = gdn_conv_norm_wiring(&desc.op, &desc.inputs, &desc.outputs, u, core);
+    for part in [OpDesc::new(conv, ci, co), OpDesc::new(gdn, gi, go)] {
+        let s = match part.op {
+            Op::CausalConv1dBatch => causal_conv1d::supports(b, &part),
+            _ => gdn::supports(b, &part),
+        };
+        if let Support::No(r) = s {
+            return Support::No(r);
+        }
+    }
+    // gdn_batch's workgroup memory plus a tile's squares
+    let dk = desc.outputs[1].shape[2];
+    let need = gdn::rec_smem(dk) + 4 * TJ_REC;
+    if need > b.caps.max_workgroup_storage as usize {
+        return Support::No(format!(
+            "key head dim {dk} needs {need} B workgroup memory, device has {}",
+            b.caps.max_workgroup_storage
+        ));
+    }
+    if b.caps.max_storage_buffers < BINDINGS {
+        return Support::No(format!(
+            "the fused kernel binds {BINDINGS} storage buffers, device allows {}",
+            b.caps.max_storage_buffers
+        ));
+    }
+    Support::Yes
+}
+
+pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::GdnConvNorm { eps } = *op else { unreachable!() };
+    let gi = [i[0], i[2], i[3], i[4], i[5]];
+    let (mut p, mut bindings) = gdn::params(op, &gi, &o[1].shape[1..])?;
+    let (t, c, nk, nv, dk, dv) = (
+        p.t as usize,
+        p.c as usize,
+        p.nk as usize,
+        p.nv as usize,
+        p.dk as usize,
+        p.dv as usize,
+    );
+    let (s, k) = (i[6].shape[0], i[1].shape[1]);
+    if t == 0 {
+        return Ok(());
+    }
+    if b.invariance() != BatchInvariance::Off || t != s {
+        let u = b.scratch("gdn_conv_norm_u", DType::F32, t * c)?.reshape(&[t, c])?;
+        let core = b
+            .scratch("gdn_conv_norm_o", DType::F32, t * nv * dv)?
+            .reshape(&[t, nv, dv])?;
+        let [(conv, ci, co), (gdn, gi, go), _] = gdn_conv_norm_wiring(op, i, o, &u, &core);
+        causal_conv1d::record(b, &conv, &ci, &co)?;
+        gdn::record(b, &gdn, &gi, &go)?;
+        return rms_norm_gated::dispatch(b, eps, [&core, i[7], i[8], o[0]]);
+    }
+    let ntiles = dv.div_ceil(TJ_REC);
+    p.n = ntiles as u32;
+    let bp = BatchParams::new(&p, s, o[1].shape[0], eps);
+    // the counters have their own scratch: zero when made, and left zero by every dispatch
+    let cnt = b.scratch("gdn_conv_norm_counters", DType::U32, t * (nv + nk))?;
+    let rec = b.scratch("gdn_conv_norm_records", DType::U32, t * nv * (dv + ntiles))?;
+    bindings.extend([
+        read("seqs", DType::U32),
+        read("z", i[7].dtype),
+        read("w", i[8].dtype),
+        read("cw", i[1].dtype),
+        write("o", o[0].dtype),
+        write("state", DType::F32),
+        write("cpool", DType::F32),
+        atomic("cnt"),
+        atomic("rec"),
+    ]);
+    let key = KernelKey {
+        entry: "gdn_conv_norm",
+        bindings,
+        variant: format!("dk{dk}k{k}"),
+    };
+    let mut consts = gdn::rec_consts(dk);
+    consts.push(("GMAX", format!("{}u", dv.div_ceil(NT))));
+    consts.push(("KM1", format!("{}u", k - 1)));
+    let src = [
+        "gdn_recurrent_tile.wgsl",
+        "gdn_batch.wgsl",
+        "gdn_tile_conv.wgsl",
+        "gdn_conv_norm.wgsl",
+    ]
+    .map(|f| b.source(f))
+    .join("\n");
+    let tensors = [
+        i[0], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[1], o[0], o[1], o[2], &cnt, &rec,
+    ];
+    gdn::launch(
+        b,
+        &key,
+        &src,
+        &consts,
+        bytemuck::bytes_of(&bp),
+        &tensors,
+        s * nv * ntiles,
+    )
+}
