@@ -210,20 +210,20 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let conv_taps = Arc::new(Patched::new(
         "conv_taps_reversed",
         "gdn_tile_conv.wgsl",
-        "xp(i + j, e), s);",
-        "xp(i + KM1 - j, e), s);",
+        "s = fma(wv[j], xv[j], s);",
+        "s = fma(wv[j], xv[KM1 - j], s);",
     ));
     let conv_k_state = Arc::new(Patched::new(
         "conv_k_state_unwritten",
         "gdn_tile_conv.wgsl",
-        "for (var c = tid; c < 2u * DK; c += NT) {",
-        "for (var c = tid; c < DK; c += NT) {",
+        "conv_store(p.nk * DK + kh * DK + tid, keep_k);",
+        "conv_store(p.nk * DK + kh * DK + tid, keep_q);",
     ));
     let conv_fresh_in = Arc::new(Patched::new(
         "fresh_state_read",
         "gdn_tile_conv.wgsl",
-        "if (seq_fresh) {",
-        "if (!seq_fresh && seq_fresh) {",
+        "select(from_pool, 0.0, seq_fresh)",
+        "select(from_pool, 0.0, seq_fresh && false)",
     ));
     let slot_fresh = Arc::new(Patched::new(
         "lone_fresh_state_read",

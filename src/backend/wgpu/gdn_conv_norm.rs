@@ -32,8 +32,13 @@ pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
             return Support::No(r);
         }
     }
-    // gdn_batch's workgroup memory plus a tile's squares
+    // one pass of the workgroup covers a key head's q/k channels (its invocations hold their
+    // conv state: gdn_tile_conv.wgsl)
     let dk = desc.outputs[1].shape[2];
+    if dk > NT {
+        return Support::No(format!("key head dim {dk} over the fused kernel's workgroup of {NT}"));
+    }
+    // gdn_batch's workgroup memory plus a tile's squares
     let need = gdn::rec_smem(dk) + 4 * TJ_REC;
     if need > b.caps.max_workgroup_storage as usize {
         return Support::No(format!(
