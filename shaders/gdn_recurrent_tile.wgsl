@@ -50,6 +50,11 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
     let dtb = ld_dt_bias(h);
     for (var t = r0; t < r0 + nt; t++) {
         tile_pre((t * p.nv + h) * p.dv + jj, jj, lane == 0u && col);
+        // v first: its loads overlap q's and k's and their reduction
+        var v = 0.0;
+        if (col) {
+            v = in_x(t, vo + jj);
+        }
         var sq = vec2<f32>(0.0);
         for (var i = tid; i < DK; i += NT) {
             let qv = in_x(t, qo + i);
@@ -70,10 +75,6 @@ fn gdn_rec_tile(h: u32, jt: u32, tid: u32, r0: u32, nt: u32, sbase: u32, fresh: 
         let rk = 1.0 / sqrt(red[0].y + L2_EPS);
         let beta = sigmoid(ld_b(t * p.nv + h));
         let decay = exp(ag * softplus(ld_a(t * p.nv + h) + dtb));
-        var v = 0.0;
-        if (col) {
-            v = in_x(t, vo + jj);
-        }
         var kv = 0.0;
         for (var r = 0u; r < RMAX; r++) {
             let i = lane + L * r;
