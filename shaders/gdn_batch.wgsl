@@ -10,9 +10,9 @@
 // slot not read). A sequence whose rows pass T or whose slot passes the pool is skipped (the
 // engine checks descriptors before upload: op::check_state_batch).
 // Bindings: qkv, b, a, a_log, dt_bias, seqs (u32) (read), o, state (f32 pool, read-write).
-// Constants: DK, NT, TJ, RMAX as gdn_recurrent. After gdn_tile_plain.wgsl (qkv and o as they
-// are) or before gdn_tile_conv.wgsl and gdn_conv_norm.wgsl (qkv through the conv, o normed: that
-// op's own entry over batch_tile).
+// Constants: DK, NT, TJ, RMAX as gdn_recurrent. After gdn_tile_in.wgsl and gdn_tile_out.wgsl (qkv
+// and o as they are), or before gdn_conv_norm's hooks (qkv through the conv in gdn_tile_conv.wgsl
+// or as it is, o normed in gdn_conv_norm.wgsl: that op's own entry over batch_tile).
 
 struct Params {
     offs: array<vec4<u32>, 4>,  // gdn_batch binds 8 tensors, gdn_conv_norm 14

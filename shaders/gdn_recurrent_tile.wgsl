@@ -12,9 +12,9 @@
 // the hooks: in_x (channel e of token row t's q/k/v: qkv's element as it is, or through the conv),
 // tile_end (after the last token, by the invocation that owns value channel e), tile_pre (before
 // each token: loads the epilogue will use) and tile_out (called by every invocation after each
-// token: it may hold barriers), which stores a column's o. gdn_tile_plain.wgsl gives them plain;
-// gdn_conv_norm takes its inputs through gdn_tile_conv.wgsl and stores o normed
-// (gdn_conv_norm.wgsl).
+// token: it may hold barriers), which stores a column's o. gdn_tile_in.wgsl and gdn_tile_out.wgsl
+// give them plain; gdn_conv_norm takes its inputs through gdn_tile_conv.wgsl (or plain) and
+// stores o normed (gdn_conv_norm.wgsl).
 // Constants: DK (key head dim), NT (workgroup size), TJ (columns per workgroup),
 // RMAX = ceil(DK / (NT / TJ)).
 

@@ -207,6 +207,7 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "st_o(hd * p.dv + c, ",
         "st_o(hd * p.dv + (c + 1u) % p.dv, ",
     ));
+    let conv_inside_max = wgllm::backend::wgpu::Tuning::defaults().gdn_conv_inside_max;
     let conv_taps = Arc::new(Patched::new(
         "conv_taps_reversed",
         "gdn_tile_conv.wgsl",
@@ -317,13 +318,15 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 ];
                 // gdn_conv_norm's own kernel runs a decode batch (a token a sequence); every
                 // other batch takes the composition
+                // (the conv inside it up to gdn_conv_inside_max sequences, else its own dispatch)
                 if case.op != Op::GdnBatch {
                     let decode = case.inputs[sq].desc.shape[0] == t;
+                    let inside = decode && t <= conv_inside_max;
                     v.push((Tooth::Patched(gdn_norm_len.clone()), decode));
                     v.push((Tooth::Patched(gdn_norm_last.clone()), decode));
-                    v.push((Tooth::Patched(conv_taps.clone()), decode));
-                    v.push((Tooth::Patched(conv_k_state.clone()), decode));
-                    v.push((Tooth::Patched(conv_fresh_in.clone()), decode && any_fresh(&case, sq)));
+                    v.push((Tooth::Patched(conv_taps.clone()), inside));
+                    v.push((Tooth::Patched(conv_k_state.clone()), inside));
+                    v.push((Tooth::Patched(conv_fresh_in.clone()), inside && any_fresh(&case, sq)));
                 }
                 v
             }

@@ -380,14 +380,11 @@ pub(super) fn rec_consts(dk: usize) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// A recurrent entry (`file`) after the body they share, storing o as it is.
+/// A recurrent entry (`file`) after the body they share, reading qkv and storing o as they are.
 fn recurrent_src(b: &WgpuBackend, file: &str) -> String {
-    format!(
-        "{}\n{}\n{}",
-        b.source("gdn_recurrent_tile.wgsl"),
-        b.source("gdn_tile_plain.wgsl"),
-        b.source(file)
-    )
+    ["gdn_recurrent_tile.wgsl", "gdn_tile_in.wgsl", "gdn_tile_out.wgsl", file]
+        .map(|f| b.source(f))
+        .join("\n")
 }
 
 /// One of the kernels: gdn.wgsl's helpers, then `src`; `groups` workgroups.

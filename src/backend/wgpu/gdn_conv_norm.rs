@@ -1,12 +1,13 @@
 //! gdn_conv_norm: causal_conv1d_batch, gdn_batch and the gated RMSNorm per value head as one op.
-//! A decode batch (one token a sequence) under invariance off runs all three in one dispatch
-//! (shaders/gdn_conv_norm.wgsl after gdn_recurrent_tile.wgsl, gdn_batch.wgsl and
-//! gdn_tile_conv.wgsl: gdn_batch's tiles reading their q/k/v through the conv, the last of a
-//! head's tiles to finish scaling the head's row by its 1/rms, the last of a key head's to finish
-//! writing its q/k conv state). Every other batch runs the composition, the conv and gdn_batch
-//! into scratch (f32) then rms_norm_gated, so under invariance on a row's bits never depend on
-//! which batch it came in, and a prefill chunk keeps gdn_batch's own forms (the chunked one for a
-//! lone sequence).
+//! A decode batch (one token a sequence) under invariance off runs gdn_batch's tiles with the norm
+//! after them in one dispatch (shaders/gdn_conv_norm.wgsl after gdn_recurrent_tile.wgsl and
+//! gdn_batch.wgsl: the last of a head's tiles to finish scales the head's row by its 1/rms), and
+//! up to `Tuning::gdn_conv_inside_max` sequences the conv inside it too (gdn_tile_conv.wgsl: the
+//! tiles read q/k/v through the conv, the last of a key head's to finish writes its q/k conv
+//! state), past them the conv's own dispatch first (gdn_tile_in.wgsl: q/k/v as they are). Every
+//! other batch runs the composition, the conv and gdn_batch into scratch (f32) then
+//! rms_norm_gated, so under invariance on a row's bits never depend on which batch it came in,
+//! and a prefill chunk keeps gdn_batch's own forms (the chunked one for a lone sequence).
 use super::gdn::{self, BatchParams, NT, TJ_REC};
 use super::kernel::{atomic, read, write, KernelKey};
 use super::{causal_conv1d, rms_norm_gated, Support, WgpuBackend};
@@ -71,52 +72,73 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     if t == 0 {
         return Ok(());
     }
+    let u = || -> Result<Tensor> { b.scratch("gdn_conv_norm_u", DType::F32, t * c)?.reshape(&[t, c]) };
     if b.invariance() != BatchInvariance::Off || t != s {
-        let u = b.scratch("gdn_conv_norm_u", DType::F32, t * c)?.reshape(&[t, c])?;
-        let core = b
-            .scratch("gdn_conv_norm_o", DType::F32, t * nv * dv)?
-            .reshape(&[t, nv, dv])?;
+        let (u, core) = (
+            u()?,
+            b.scratch("gdn_conv_norm_o", DType::F32, t * nv * dv)?
+                .reshape(&[t, nv, dv])?,
+        );
         let [(conv, ci, co), (gdn, gi, go), _] = gdn_conv_norm_wiring(op, i, o, &u, &core);
         causal_conv1d::record(b, &conv, &ci, &co)?;
         gdn::record(b, &gdn, &gi, &go)?;
         return rms_norm_gated::dispatch(b, eps, [&core, i[7], i[8], o[0]]);
     }
+    // past the sequences the tiles convolve for themselves, the conv first into u, then the
+    // fused kernel reading u as it is
+    let apart = s > b.tuning.gdn_conv_inside_max;
+    let u = if apart {
+        let u = u()?;
+        causal_conv1d::record(b, &Op::CausalConv1dBatch, &[i[0], i[1], i[6]], &[&u, o[2]])?;
+        Some(u)
+    } else {
+        None
+    };
     let ntiles = dv.div_ceil(TJ_REC);
     p.n = ntiles as u32;
     let bp = BatchParams::new(&p, s, o[1].shape[0], eps);
     // the counters have their own scratch: zero when made, and left zero by every dispatch
     let cnt = b.scratch("gdn_conv_norm_counters", DType::U32, t * (nv + nk))?;
     let rec = b.scratch("gdn_conv_norm_records", DType::U32, t * nv * (dv + ntiles))?;
-    bindings.extend([
-        read("seqs", DType::U32),
-        read("z", i[7].dtype),
-        read("w", i[8].dtype),
-        read("cw", i[1].dtype),
-        write("o", o[0].dtype),
-        write("state", DType::F32),
-        write("cpool", DType::F32),
-        atomic("cnt"),
-        atomic("rec"),
-    ]);
+    let x = u.as_ref().unwrap_or(i[0]);
+    bindings[0] = read("qkv", x.dtype);
+    bindings.extend([read("seqs", DType::U32), read("z", i[7].dtype), read("w", i[8].dtype)]);
+    let mut tensors = vec![x, i[2], i[3], i[4], i[5], i[6], i[7], i[8]];
+    if !apart {
+        bindings.push(read("cw", i[1].dtype));
+        tensors.push(i[1]);
+    }
+    bindings.extend([write("o", o[0].dtype), write("state", DType::F32)]);
+    tensors.extend([o[0], o[1]]);
+    if !apart {
+        bindings.push(write("cpool", DType::F32));
+        tensors.push(o[2]);
+    }
+    bindings.extend([atomic("cnt"), atomic("rec")]);
+    tensors.extend([&cnt, &rec]);
     let key = KernelKey {
         entry: "gdn_conv_norm",
         bindings,
-        variant: format!("dk{dk}k{k}"),
+        variant: match apart {
+            true => format!("dk{dk}"),
+            false => format!("dk{dk}k{k}"),
+        },
     };
     let mut consts = gdn::rec_consts(dk);
     consts.push(("GMAX", format!("{}u", dv.div_ceil(NT))));
     consts.push(("KM1", format!("{}u", k - 1)));
+    let inputs = match apart {
+        true => "gdn_tile_in.wgsl",
+        false => "gdn_tile_conv.wgsl",
+    };
     let src = [
         "gdn_recurrent_tile.wgsl",
         "gdn_batch.wgsl",
-        "gdn_tile_conv.wgsl",
+        inputs,
         "gdn_conv_norm.wgsl",
     ]
     .map(|f| b.source(f))
     .join("\n");
-    let tensors = [
-        i[0], i[2], i[3], i[4], i[5], i[6], i[7], i[8], i[1], o[0], o[1], o[2], &cnt, &rec,
-    ];
     gdn::launch(
         b,
         &key,

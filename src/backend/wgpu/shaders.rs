@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 85] = [
+pub const FILES: [(&str, &str); 86] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -86,10 +86,8 @@ pub const FILES: [(&str, &str); 85] = [
         "gdn_tile_conv.wgsl",
         include_str!("../../../shaders/gdn_tile_conv.wgsl"),
     ),
-    (
-        "gdn_tile_plain.wgsl",
-        include_str!("../../../shaders/gdn_tile_plain.wgsl"),
-    ),
+    ("gdn_tile_in.wgsl", include_str!("../../../shaders/gdn_tile_in.wgsl")),
+    ("gdn_tile_out.wgsl", include_str!("../../../shaders/gdn_tile_out.wgsl")),
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),

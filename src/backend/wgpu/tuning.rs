@@ -129,6 +129,13 @@ pub struct Tuning {
     /// holds a 64-sequence decode step with 32 query heads of head_dim 128 and up to 7,936 keys
     /// a table row in one pair.
     pub paged_scratch: u64,
+    /// Sequences of a decode batch up to which gdn_conv_norm convolves q/k/v inside its tiles;
+    /// past them the conv runs as its own dispatch before the fused kernel. Inside, every tile of
+    /// a value head recomputes its key head's q/k conv: at one sequence that costs less than a
+    /// dispatch of its own (Qwen3.5-0.8B decode 1.03x on an H200), at 64 more (0.98x); between
+    /// them the crossover is not measured, and 8 keeps the side of it where a step is mostly
+    /// dispatch latency.
+    pub gdn_conv_inside_max: usize,
 }
 
 impl Tuning {
@@ -172,6 +179,7 @@ impl Tuning {
             limbs_wg_min: 1 << 22,
             limbs_pre_min: 1 << 27,
             paged_scratch: 128 << 20,
+            gdn_conv_inside_max: 8,
         }
     }
 
