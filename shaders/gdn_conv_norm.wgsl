@@ -1,6 +1,7 @@
 // gdn_conv_norm: gdn_batch (gdn_batch.wgsl's entry body, `batch_tile`, the same tiles and
 // recurrence) over the conv's outputs (gdn_tile_conv.wgsl computes them where they are read and
-// writes the conv state back) with Qwen3.5's gated RMSNorm per value head read after it, for a
+// writes the conv state back; or, past gdn_conv_inside_max sequences, gdn_tile_in.wgsl reads them
+// from the conv's own dispatch) with Qwen3.5's gated RMSNorm per value head read after it, for a
 // decode batch (one token a sequence, invariance off; gdn_conv_norm.rs runs the composition for
 // every other batch):
 //   y = o / sqrt(mean(o^2) + eps) * w * silu(z),  taken as inv * (o * w * silu(z))
@@ -13,8 +14,8 @@
 // resets the counter to 0 for the next dispatch, passes storageBarrier (the acquire), and with
 // the sums (in tile order) stores y = g * inv for the whole row, then passes the row to the conv
 // state's hand-over (conv_handover). No workgroup waits for another.
-// Bindings: qkv, b, a, a_log, dt_bias, seqs, z, w, cw (read), o (y), state, cpool (read-write),
-// then cnt (atomic words, one a (row, value head) then one a (row, key head), zero between
+// Bindings: qkv, b, a, a_log, dt_bias, seqs, z, w, cw (read), o (y), state, cpool (read-write)
+// (cw and cpool with gdn_tile_conv.wgsl only), then cnt (atomic words, one a (row, value head) then one a (row, key head), zero between
 // dispatches) and rec (atomic words: g's f32 bits [T, nv, dv], then the tiles' sums
 // [T, nv, ntiles]).
 
