@@ -72,10 +72,10 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     if t == 0 {
         return Ok(());
     }
-    let u = || -> Result<Tensor> { b.scratch("gdn_conv_norm_u", DType::F32, t * c)?.reshape(&[t, c]) };
+    let u_scratch = || -> Result<Tensor> { b.scratch("gdn_conv_norm_u", DType::F32, t * c)?.reshape(&[t, c]) };
     if b.invariance() != BatchInvariance::Off || t != s {
         let (u, core) = (
-            u()?,
+            u_scratch()?,
             b.scratch("gdn_conv_norm_o", DType::F32, t * nv * dv)?
                 .reshape(&[t, nv, dv])?,
         );
@@ -88,7 +88,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     // fused kernel reading u as it is
     let apart = s > b.tuning.gdn_conv_inside_max;
     let u = if apart {
-        let u = u()?;
+        let u = u_scratch()?;
         causal_conv1d::record(b, &Op::CausalConv1dBatch, &[i[0], i[1], i[6]], &[&u, o[2]])?;
         Some(u)
     } else {
