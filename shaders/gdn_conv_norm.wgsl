@@ -28,6 +28,25 @@ fn silu(v: f32) -> f32 {
     return v / (1.0 + exp(-v));
 }
 
+// Whether this workgroup is the last of n to arrive at counter `at` of cnt: storageBarrier (the
+// release of what it stored and read), one thread's add; the last resets the counter to 0 for the
+// next dispatch and passes storageBarrier again (the acquire). Every invocation calls it; the
+// barriers between two calls keep `arrived` from being overwritten before all have read it.
+fn last_arrival(at: u32, n: u32, tid: u32) -> bool {
+    storageBarrier();
+    if (tid == 0u) {
+        arrived = atadd_cnt(at, 1u);
+    }
+    if (workgroupUniformLoad(&arrived) != n - 1u) {
+        return false;
+    }
+    if (tid == 0u) {
+        atst_cnt(at, 0u);
+    }
+    storageBarrier();
+    return true;
+}
+
 fn tile_pre(i: u32, jj: u32, own: bool) {
     if (own) {
         w_c = ld_w(jj);
@@ -51,17 +70,9 @@ fn tile_out(i: u32, jj: u32, os: f32, own: bool, tid: u32) {
         }
         atst_rec(p.t * p.nv * p.dv + hd * p.ntiles + jj / TJ, bitcast<u32>(ss));
     }
-    storageBarrier();
-    if (tid == 0u) {
-        arrived = atadd_cnt(hd, 1u);
-    }
-    if (workgroupUniformLoad(&arrived) != p.ntiles - 1u) {
+    if (!last_arrival(hd, p.ntiles, tid)) {
         return;
     }
-    if (tid == 0u) {
-        atst_cnt(hd, 0u);
-    }
-    storageBarrier();
     var g: array<f32, GMAX>;
     for (var k = 0u; k < GMAX; k++) {
         let c = tid + k * NT;

@@ -6,7 +6,8 @@
 // K - 1 rows of xp) goes back into its slot once nothing reads the old one: a value channel's by
 // the one invocation that reads it (tile_end, after the sequence); a key head's q/k channels,
 // which the tiles of all its value heads read, by the last of those tiles to finish
-// (conv_handover, called from gdn_conv_norm.wgsl's hand-over with a counter a (row, key head)).
+// (conv_handover, called from gdn_conv_norm.wgsl's hand-over: its last_arrival on a counter a
+// (row, key head)).
 // Bindings (after gdn_batch's): cw [C, K] (read), cpool [N, KM1, C] (f32, read-write). KM1 = K - 1.
 
 const K = KM1 + 1u;
@@ -20,7 +21,6 @@ var<private> seq_fresh: bool;
 var<private> keep_q: array<f32, KM1>;
 var<private> keep_k: array<f32, KM1>;
 var<private> keep_v: array<f32, KM1>;
-var<workgroup> arrived_k: u32;
 
 fn tile_seq(row: u32, cnt: u32, slot: u32, fresh: bool) {
     seq_row = row;
@@ -84,19 +84,8 @@ fn conv_handover(t: u32, h: u32, tid: u32) {
         return;
     }
     let kh = h / p.group;
-    if (p.group > 1u) {
-        let at = p.t * p.nv + t * p.nk + kh;
-        storageBarrier();
-        if (tid == 0u) {
-            arrived_k = atadd_cnt(at, 1u);
-        }
-        if (workgroupUniformLoad(&arrived_k) != p.group - 1u) {
-            return;
-        }
-        if (tid == 0u) {
-            atst_cnt(at, 0u);
-        }
-        storageBarrier();
+    if (p.group > 1u && !last_arrival(p.t * p.nv + t * p.nk + kh, p.group, tid)) {
+        return;
     }
     if (tid < DK) {
         conv_store(kh * DK + tid, keep_q);
