@@ -1,5 +1,6 @@
 // Fused residual add + RMSNorm: sum = a + b (stored in sum's dtype), y = rms_norm(sum) * w (or
-// * (1 + w)). One workgroup per row (the entry below, or rms_norm_rows.wgsl `norm_rows` for long
+// * (1 + w)). A file before this one gives `keep_b(i, b)`, called with each b after the sum is
+// stored (rms_norm.rs: nothing; linear_add_rms_norm.wgsl: b is a projection's output it stores). One workgroup per row (the entry below, or rms_norm_rows.wgsl `norm_rows` for long
 // rows); each invocation uses the sum as stored (rounded to sum's dtype) without reading it back.
 // The sum of squares is reduced by wg_sum (wg_sum.wgsl).
 // Params: rms_norm_rows.wgsl. Bindings: a, b, w (read), sum (write), y (write).
@@ -7,8 +8,10 @@
 // Stores a + b and returns it as sum's dtype holds it (rounded in registers, not read back: a
 // load after the store would wait on its round trip).
 fn norm_in(i: u32) -> f32 {
-    let v = ld_a(i) + ld_b(i);
+    let b = ld_b(i);
+    let v = ld_a(i) + b;
     st_sum(i, v);
+    keep_b(i, b);
     return as_sum(v);
 }
 
@@ -50,6 +53,10 @@ fn add_rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if (j1 < p.d) { st_sum(base + j1, a1 + b1); s1 = as_sum(a1 + b1); ss += s1 * s1; }
     if (j2 < p.d) { st_sum(base + j2, a2 + b2); s2 = as_sum(a2 + b2); ss += s2 * s2; }
     if (j3 < p.d) { st_sum(base + j3, a3 + b3); s3 = as_sum(a3 + b3); ss += s3 * s3; }
+    if (j0 < p.d) { keep_b(base + j0, b0); }
+    if (j1 < p.d) { keep_b(base + j1, b1); }
+    if (j2 < p.d) { keep_b(base + j2, b2); }
+    if (j3 < p.d) { keep_b(base + j3, b3); }
     let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.d) + p.eps);
     if (j0 < p.d) { st_y(base + j0, s0 * inv * w0); }
     if (j1 < p.d) { st_y(base + j1, s1 * inv * w1); }

@@ -2,7 +2,8 @@
 // partials of each output added in split order s = 0, 1, ..., S - 1 (fixed by K and KC, never by
 // M: the batch-invariance argument of linear_coop.wgsl). With SWIGLU the partials are (gate, up)
 // pairs, columns 2j and 2j + 1 of a row of N, and y[m, j] is swiglu_pairs.wgsl's formula of
-// their sums; else y[m, n] is the sum. One output per invocation.
+// their sums; else y[m, n] is the sum. One output per invocation. Params.s is S (the kernel's
+// variant holds it too: its sum is unrolled).
 // Bindings: x (the [S, M, N] partials, read), y (write). Constants: WG, SWIGLU.
 
 struct Params {
@@ -14,12 +15,14 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
+fn partial(s: u32, i: u32) -> f32 {
+    return ld_x(s * p.m * p.n + i);
+}
+
+// the S partials loaded together, then added in order (straight-line code from linear/mod.rs
+// `split_sum`: in a loop each load waited on the sum before it)
 fn total(i: u32) -> f32 {
-    var v = ld_x(i);
-    for (var s = 1u; s < p.s; s++) {
-        v += ld_x(s * p.m * p.n + i);
-    }
-    return v;
+    //@sum
 }
 
 @compute @workgroup_size(WG)

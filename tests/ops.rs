@@ -135,6 +135,10 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       to w: the cases with a 1 + w norm weight red, the others green.
 ///   teeth::norm_swiglu_sign_flipped::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
 ///       patched to silu(-gate): the cases with the epilogue red, the others green.
+///   teeth::split_partial_dropped::linear_add_rms_norm[..]   shaders/linear_add_rms_norm.wgsl
+///       patched to read the second split-K partial in place of every later one: every case red where
+///       a device runs the op (an adapter with cooperative matrices: its projection is split);
+///       elsewhere the op is refused and the trial skipped.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red
 ///       but a lone decode step, which writes its key in one kernel (below).
@@ -262,6 +266,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i)",
         "g / (1.0 + exp(g)) * y_of((r + 1u) * MR + i, i)",
     ));
+    let split_sum = Arc::new(Patched::new(
+        "split_partial_dropped",
+        "linear_add_rms_norm.wgsl",
+        "return ld_x(s * p.rows * p.d + i);",
+        "return ld_x(min(s, 1u) * p.rows * p.d + i);",
+    ));
     let paged = PagedTeeth::new();
     let mut trials = Vec::new();
     for case in cases::all() {
@@ -297,6 +307,8 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 (Tooth::Patched(norm_unit.clone()), *unit_offset),
                 (Tooth::Patched(norm_swiglu.clone()), *swiglu),
             ],
+            // where a device runs the op at all, its projection is split (two partials or more)
+            Op::LinearAddRmsNorm { .. } => vec![(Tooth::Patched(split_sum.clone()), true)],
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]
             }

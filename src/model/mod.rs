@@ -43,33 +43,63 @@ pub struct Rope {
     pub sin: Tensor,
 }
 
+/// The residual add + RMSNorm after the MLP (`Op::AddRmsNorm` of a and the MLP's output with
+/// norm weight nw, into sum and h): the next layer's input norm or the final one.
+pub(super) struct AddNorm<'a> {
+    pub op: &'a crate::op::Op,
+    pub a: &'a Tensor,
+    pub nw: &'a Tensor,
+    pub sum: &'a Tensor,
+    pub h: &'a Tensor,
+    pub fusions: &'a normed::Fusions,
+}
+
 /// The MLP after its norm: out = swiglu(h Wgate_upᵀ) Wdownᵀ, the stacked projection's (gate, up)
-/// pairs into `gate_up`. Where the device fuses the swiglu into the projection's epilogue
+/// pairs into `gate_up`, and `then` of out (pending, or recorded with the down projection:
+/// `Normed::after_linear`). Where the device fuses the swiglu into the projection's epilogue
 /// (`LinearSwiGlu`: the tensor-core linear, which a batch-invariant engine takes at every M or
 /// never) that, then the down projection from `act`; else the projection (with the norm read
 /// inside it where `h` is a pending add + norm and the device fuses them), then `swiglu_down`.
-pub(super) fn mlp(
+pub(super) fn mlp<'a>(
     dev: &dyn Backend,
     h: &normed::Normed,
     [w_gate_up, w_down]: [&Tensor; 2],
     gate_up: &Tensor,
     act: &Tensor,
-    out: &Tensor,
-) -> Result<()> {
+    out: &'a Tensor,
+    then: AddNorm<'a>,
+) -> Result<normed::Normed<'a>> {
     use crate::op::{Op, OpDesc};
+    let down = |act: &Tensor| {
+        let AddNorm {
+            op,
+            a,
+            nw,
+            sum,
+            h,
+            fusions,
+        } = then;
+        normed::Normed::after_linear(dev, op, [act, w_down], [a, nw], [out, sum, h], fusions)
+    };
     if dev
         .supports(&OpDesc::of(&Op::LinearSwiGlu, &[h.tensor(), w_gate_up], &[act]))
         .is_yes()
     {
         dev.run(&Op::LinearSwiGlu, &[h.rows(dev)?, w_gate_up], &[act])?;
-        return dev.run(&Op::Linear, &[act, w_down], &[out]);
+        return down(act);
     }
     // a pending add + norm, the projection and its swiglu in one dispatch (a lone decode step)
     if h.linear_swiglu(dev, w_gate_up, act)? {
-        return dev.run(&Op::Linear, &[act, w_down], &[out]);
+        return down(act);
     }
     h.linear(dev, w_gate_up, gate_up)?;
-    swiglu_down(dev, gate_up, act, w_down, out)
+    swiglu_down(dev, gate_up, act, w_down, out)?;
+    Ok(normed::Normed::add_norm(
+        then.op,
+        [then.a, out, then.nw],
+        [then.sum, then.h],
+        then.fusions,
+    ))
 }
 
 /// The MLP's tail: out = swiglu(gate_up) Wdownᵀ over the stacked projection's (gate, up) pairs, in

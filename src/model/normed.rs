@@ -1,6 +1,7 @@
 //! A projection's input that may still be a residual add + RMSNorm not yet recorded: a device with
 //! `AddRmsNormLinear` reads the norm inside the projection (one dispatch instead of two, and the
-//! projection does not wait on a one-workgroup norm kernel), others record `AddRmsNorm` first.
+//! projection does not wait on a one-workgroup norm kernel), others record `AddRmsNorm` first. And
+//! the add + norm after a projection: `LinearAddRmsNorm` where the device has it (`after_linear`).
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -13,12 +14,12 @@ use std::cell::{Cell, RefCell};
 /// once a forward per kind of projection, not once a layer (recording a step is host time the
 /// device may wait on).
 #[derive(Default)]
-pub struct Fusions(RefCell<Vec<((DType, Vec<usize>, DType, usize, bool), bool)>>);
+pub struct Fusions(RefCell<Vec<((DType, Vec<usize>, DType, usize, &'static str), bool)>>);
 
 impl Fusions {
-    fn fuses(&self, dev: &dyn Backend, fused: &Op, ins: &[&Tensor; 4], outs: &[&Tensor; 2]) -> bool {
-        let pairs = matches!(fused, Op::AddRmsNormLinear { swiglu: true, .. });
-        let key = (ins[3].dtype, ins[3].shape.clone(), ins[2].dtype, ins[0].shape[0], pairs);
+    /// Whether the device has `fused` for these operands, by (weight, norm weight, rows, op).
+    fn fuses(&self, dev: &dyn Backend, fused: &Op, ins: &[&Tensor], outs: &[&Tensor], [w, nw]: [&Tensor; 2]) -> bool {
+        let key = (w.dtype, w.shape.clone(), nw.dtype, ins[0].shape[0], fused.name());
         if let Some((_, yes)) = self.0.borrow().iter().find(|(k, _)| *k == key) {
             return *yes;
         }
@@ -46,6 +47,30 @@ struct Pending<'a> {
 }
 
 impl<'a> Normed<'a> {
+    /// y = x Wᵀ, then `add_norm` (an `Op::AddRmsNorm`) of a and y with norm weight nw into sum
+    /// and h: one `LinearAddRmsNorm` where the device has it for these operands (h then holds the
+    /// rows), else the linear, with the add + norm left pending (`add_norm`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn after_linear(
+        dev: &dyn Backend,
+        add_norm: &Op,
+        [x, w]: [&Tensor; 2],
+        [a, nw]: [&'a Tensor; 2],
+        [y, sum, h]: [&'a Tensor; 3],
+        fusions: &'a Fusions,
+    ) -> Result<Self> {
+        if let Op::AddRmsNorm { eps, unit_offset } = *add_norm {
+            let fused = Op::LinearAddRmsNorm { eps, unit_offset };
+            let (ins, outs) = ([x, w, a, nw], [y, sum, h]);
+            if fusions.fuses(dev, &fused, &ins, &outs, [w, nw]) {
+                dev.run(&fused, &ins, &outs)?;
+                return Ok(Normed::ready(h));
+            }
+        }
+        dev.run(&Op::Linear, &[x, w], &[y])?;
+        Ok(Normed::add_norm(add_norm, [a, y, nw], [sum, h], fusions))
+    }
+
     /// Rows already in `h`.
     pub fn ready(h: &'a Tensor) -> Self {
         Normed {
@@ -114,7 +139,7 @@ impl<'a> Normed<'a> {
                 };
                 let [a, b, nw] = p.ins;
                 let (ins, outs) = ([a, b, nw, w], [p.sum, y]);
-                if p.fusions.fuses(dev, &fused, &ins, &outs) {
+                if p.fusions.fuses(dev, &fused, &ins, &outs, [w, nw]) {
                     dev.run(&fused, &ins, &outs)?;
                     return Ok(true);
                 }

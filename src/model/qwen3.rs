@@ -5,7 +5,7 @@ use super::config::{Config, Dims};
 use super::load::{check_tensors, gate_up, stacked, Load, Loader};
 use super::lone::Hidden;
 use super::paged::{Batch, BatchWorkspace, KvPools};
-use super::{mlp, Rope, Source};
+use super::{mlp, AddNorm, Rope, Source};
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -441,16 +441,29 @@ pub fn forward_paged(
             )?;
         }
         // 5. x2 = x + att Woᵀ; h = rmsnorm(x2), read by the MLP's projection
-        dev.run(&Op::Linear, &[&att.reshape(&[t, hq * dh])?, &l.o], &[&o])?;
-        let post = Normed::add_norm(&add_norm, [&x, &o, &l.post_norm], [&x2, &h], &fusions);
+        let att_rows = att.reshape(&[t, hq * dh])?;
+        let post = Normed::after_linear(
+            dev,
+            &add_norm,
+            [&att_rows, &l.o],
+            [&x, &l.post_norm],
+            [&o, &x2, &h],
+            &fusions,
+        )?;
         // 6. MLP; x = x2 + mlp; h = the next layer's norm of x (with its projection) or the final
-        mlp(dev, &post, [&l.gate_up, &l.down], &gu, &act, &o)?;
-        match w.layers.get(li + 1) {
-            Some(next) => input = Normed::add_norm(&add_norm, [&x2, &o, &next.in_norm], [&x, &h], &fusions),
-            None => {
-                dev.run(&add_norm, &[&x2, &o, &w.final_norm], &[&x, &h])?;
-                hidden(li + 1, dev, &x)?;
-            }
+        let last = li + 1 == w.layers.len();
+        let then = AddNorm {
+            op: &add_norm,
+            a: &x2,
+            nw: w.layers.get(li + 1).map_or(&w.final_norm, |next| &next.in_norm),
+            sum: &x,
+            h: &h,
+            fusions: &fusions,
+        };
+        input = mlp(dev, &post, [&l.gate_up, &l.down], &gu, &act, &o, then)?;
+        if last {
+            input.rows(dev)?;
+            hidden(li + 1, dev, &x)?;
         }
     }
     // 7. the sampled rows of h (an embedding lookup with h as the table), then the LM head

@@ -70,6 +70,7 @@ impl OpDesc {
             Op::SwiGluLinear | Op::LinearSwiGlu => (2, 1),
             Op::AddRmsNorm { .. } => (3, 2),
             Op::AddRmsNormLinear { .. } => (4, 2),
+            Op::LinearAddRmsNorm { .. } => (4, 3),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
@@ -263,6 +264,15 @@ impl OpDesc {
                 OpDesc::new(norm, i[..3].to_vec(), vec![o[0].clone(), h.clone()]).check()?;
                 let lin = if *swiglu { Op::LinearSwiGlu } else { Op::Linear };
                 OpDesc::new(lin, vec![h, i[3].clone()], vec![o[1].clone()]).check()?;
+            }
+            Op::LinearAddRmsNorm { eps, unit_offset } => {
+                // the composition's two checks
+                OpDesc::new(Op::Linear, i[..2].to_vec(), vec![o[0].clone()]).check()?;
+                let norm = Op::AddRmsNorm {
+                    eps: *eps,
+                    unit_offset: *unit_offset,
+                };
+                OpDesc::new(norm, vec![i[2].clone(), o[0].clone(), i[3].clone()], o[1..].to_vec()).check()?;
             }
             Op::RmsNormRope { eps, rotary_dim } => {
                 // w: one [Dh] for every head, or [H, Dh], a row a head (q and k heads stacked)

@@ -52,6 +52,12 @@ pub enum Op {
     /// (as `LinearSwiGlu`'s) and y [M, N / 2] is the swiglu of each output pair. Tested against the
     /// composition add_rms_norm (normed rows in f32) -> linear (-> swiglu over the pairs).
     AddRmsNormLinear { eps: f32, unit_offset: bool, swiglu: bool },
+    /// A projection, then the residual add + RMSNorm of its output, as one op (so a device whose
+    /// projection sums split-K partials in a second pass sums them inside the norm's kernel): x
+    /// [M, K], w [N, K], a [M, N], nw `[N]` -> y [M, N] = x Wᵀ, sum [M, N] = a + y (rounded to
+    /// sum's dtype), h [M, N] = rms_norm(sum, nw). Tested against the composition linear ->
+    /// add_rms_norm.
+    LinearAddRmsNorm { eps: f32, unit_offset: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
@@ -315,6 +321,7 @@ impl Op {
             Op::AddRmsNorm { .. } => "add_rms_norm",
             Op::AddRmsNormLinear { swiglu: false, .. } => "add_rms_norm_linear",
             Op::AddRmsNormLinear { swiglu: true, .. } => "add_rms_norm_linear_swiglu",
+            Op::LinearAddRmsNorm { .. } => "linear_add_rms_norm",
             Op::Linear => "linear",
             Op::SwiGluLinear => "swiglu_linear",
             Op::LinearSwiGlu => "linear_swiglu",

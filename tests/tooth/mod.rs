@@ -98,7 +98,8 @@ impl Patched {
 /// Runs `case` with the tooth's bug in on (the adapter named like) `dev`; passes when it is red
 /// as `expect_red` says.
 pub fn bite(case: &Case, dev: &Arc<WgpuBackend>, tooth: &Tooth, expect_red: bool) -> Result<Completion, Failed> {
-    if let wgllm::backend::Support::No(r) = dev.supports(&case.desc()) {
+    let support = wgllm::parity::with_invariance(dev.as_ref(), case.invariance, || dev.supports(&case.desc()));
+    if let wgllm::backend::Support::No(r) = support {
         return Ok(Completion::ignored_with(format!("unsupported: {r}")));
     }
     let want = run::reference(case);

@@ -267,6 +267,16 @@ impl Backend for CpuBackend {
                 }
                 self.put(o[1], &y)
             }
+            Op::LinearAddRmsNorm { eps, unit_offset } => {
+                // the composition: linear (stored in y's dtype), then add_rms_norm of a and y as
+                // stored
+                let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+                self.put(o[0], &linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n))?;
+                let sum = add(&self.f32s(i[2])?, &self.f32s(o[0])?);
+                self.put(o[1], &sum)?;
+                let stored = self.f32s(o[1])?;
+                self.put(o[2], &rms_norm(&stored, &self.f32s(i[3])?, n, *eps, *unit_offset))
+            }
             Op::RmsNormRope { eps, rotary_dim } => {
                 let s = &i[0].shape;
                 let y = self.norm_rope(&self.f32s(i[0])?, [s[0], s[1], s[2]], &i[1..5], *eps, *rotary_dim)?;

@@ -86,6 +86,7 @@ impl Backend for WgpuBackend {
             Op::SwiGluLinear => linear::supports_swiglu(self, desc),
             Op::LinearSwiGlu => linear::supports_linear_swiglu(self, desc),
             Op::AddRmsNormLinear { .. } => linear::supports_add_norm(self, desc),
+            Op::LinearAddRmsNorm { .. } => linear::supports_norm_after(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
             Op::Attention { .. } => attention::supports(self, desc),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::supports(self, desc),
@@ -135,6 +136,7 @@ impl Backend for WgpuBackend {
             Op::Linear | Op::SwiGluLinear | Op::LinearSwiGlu | Op::AddRmsNormLinear { .. } => {
                 linear::record(self, op, inputs, outputs)
             }
+            Op::LinearAddRmsNorm { .. } => linear::record_norm_after(self, op, inputs, outputs),
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::record(self, op, inputs, outputs),

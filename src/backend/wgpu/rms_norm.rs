@@ -33,7 +33,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     dispatch_rows(
         b,
         "rms_norm",
-        b.source("rms_norm.wgsl"),
+        "",
+        || b.source("rms_norm.wgsl").to_string(),
         bindings,
         &[i[0], i[1], o[0]],
         i[1].shape[0],
@@ -58,7 +59,8 @@ pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Res
     dispatch_rows(
         b,
         "add_rms_norm",
-        b.source("add_rms_norm.wgsl"),
+        "",
+        || format!("fn keep_b(i: u32, v: f32) {{}}\n{}", b.source("add_rms_norm.wgsl")),
         bindings,
         &tensors,
         i[2].shape[0],
@@ -67,12 +69,15 @@ pub fn record_add(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Res
     )
 }
 
-/// One workgroup per row of `d` elements of `tensors[0]`; the workgroup grows with the row.
+/// One workgroup per row of `d` elements of `tensors[0]`; the workgroup grows with the row. `src`
+/// gives the kernel's text (called only while its pipeline is not built); `variant` tells apart
+/// kernels of one entry and bindings whose `src` differs.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn dispatch_rows(
     b: &WgpuBackend,
     entry: &'static str,
-    src: &str,
+    variant: &str,
+    src: impl FnOnce() -> String,
     bindings: Vec<Binding>,
     tensors: &[&Tensor],
     d: usize,
@@ -90,7 +95,7 @@ pub(super) fn dispatch_rows(
     let key = KernelKey {
         entry,
         bindings,
-        variant: format!("wg{wg}"),
+        variant: format!("wg{wg}{variant}"),
     };
     let p = Params {
         offs: [0; 8],
@@ -102,6 +107,7 @@ pub(super) fn dispatch_rows(
     b.dispatch(
         &key,
         || {
+            let src = src();
             (
                 format!(
                     "{}\n{}\n{}\n{src}\n{}",

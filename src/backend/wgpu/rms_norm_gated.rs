@@ -28,7 +28,8 @@ pub(super) fn dispatch(b: &WgpuBackend, eps: f32, tensors: [&Tensor; 4]) -> Resu
     dispatch_rows(
         b,
         "rms_norm_gated",
-        b.source("rms_norm_gated.wgsl"),
+        "",
+        || b.source("rms_norm_gated.wgsl").to_string(),
         bindings,
         &tensors,
         w.shape[0],

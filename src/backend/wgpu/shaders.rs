@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 86] = [
+pub const FILES: [(&str, &str); 87] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -91,6 +91,10 @@ pub const FILES: [(&str, &str); 86] = [
     ("kv_write.wgsl", include_str!("../../../shaders/kv_write.wgsl")),
     ("limbs.wgsl", include_str!("../../../shaders/limbs.wgsl")),
     ("linear.wgsl", include_str!("../../../shaders/linear.wgsl")),
+    (
+        "linear_add_rms_norm.wgsl",
+        include_str!("../../../shaders/linear_add_rms_norm.wgsl"),
+    ),
     ("linear_coop.wgsl", include_str!("../../../shaders/linear_coop.wgsl")),
     (
         "linear_splitk.wgsl",

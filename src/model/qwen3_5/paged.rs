@@ -318,13 +318,19 @@ pub fn forward_paged(
         //    down(silu(gate(h)) * up(h)), h = the next layer's norm of x (with its projection)
         //    or the final one
         let post = Normed::add_norm(&add_norm, [&x, &mix, &l.post_norm], [&x2, &h], &fusions);
-        crate::model::mlp(dev, &post, [&l.gate_up, &l.down], &gate_up, &act, &mix)?;
-        match w.layers.get(li + 1) {
-            Some(next) => input = Normed::add_norm(&add_norm, [&x2, &mix, &next.in_norm], [&x, &h], &fusions),
-            None => {
-                dev.run(&add_norm, &[&x2, &mix, &w.final_norm], &[&x, &h])?;
-                hidden(li + 1, dev, &x)?;
-            }
+        let last = li + 1 == w.layers.len();
+        let then = crate::model::AddNorm {
+            op: &add_norm,
+            a: &x2,
+            nw: w.layers.get(li + 1).map_or(&w.final_norm, |next| &next.in_norm),
+            sum: &x,
+            h: &h,
+            fusions: &fusions,
+        };
+        input = crate::model::mlp(dev, &post, [&l.gate_up, &l.down], &gate_up, &act, &mix, then)?;
+        if last {
+            input.rows(dev)?;
+            hidden(li + 1, dev, &x)?;
         }
     }
     // 8. the sampled rows of h = final_norm(x) (an embedding lookup with h as the table), the LM

@@ -263,3 +263,45 @@ pub fn add_norm_cases() -> Vec<Case> {
     }
     v
 }
+
+/// linear_add_rms_norm (a projection, then the residual add + RMSNorm of its output), under
+/// `BatchInvariance::ManyRows`, where the wgpu device has it (the split-K tensor-core linear, its
+/// partials summed inside the norm): Qwen3-0.6B's o and down projections at 1, 8 and 64 rows, a
+/// K that is no whole number of splits, N below a row workgroup, both 16-bit weight dtypes, the
+/// norm weight f32 or bf16 (plain and 1 + w).
+pub fn norm_after_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    let shapes = [(1, 2048, 1024), (8, 2048, 1024), (64, 3072, 1024), (3, 1000, 96)];
+    for (m, k, n) in shapes {
+        for w in [DType::BF16, DType::F16] {
+            for (nw, unit) in [(DType::F32, false), (DType::BF16, true)] {
+                let tag = format!("w{w}-nw{nw}{},{m}x{k}x{n}", if unit { "+1" } else { "" });
+                let s = seed(&format!("linan{tag}"));
+                let case = Case::new(
+                    "linear_add_rms_norm",
+                    &tag,
+                    Op::LinearAddRmsNorm {
+                        eps: 1e-6,
+                        unit_offset: unit,
+                    },
+                    vec![
+                        input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+                        input(
+                            w,
+                            &[n, k],
+                            Init::Normal {
+                                seed: s ^ 7,
+                                std: 1.0 / (k as f32).sqrt(),
+                            },
+                        ),
+                        input(DType::F32, &[m, n], Init::Normal { seed: s + 1, std: 0.5 }),
+                        input(nw, &[n], Init::Normal { seed: s + 2, std: 0.3 }),
+                    ],
+                    vec![TensorDesc::new(DType::F32, &[m, n]); 3],
+                );
+                v.push(case.with_invariance(BatchInvariance::ManyRows));
+            }
+        }
+    }
+    v
+}

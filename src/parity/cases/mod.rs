@@ -35,6 +35,7 @@ pub fn all() -> Vec<Case> {
     v.extend(linear::swiglu_cases());
     v.extend(linear::linear_swiglu_cases());
     v.extend(linear::add_norm_cases());
+    v.extend(linear::norm_after_cases());
     v.extend(linear::many_rows_cases());
     v.extend(embedding::quant_cases());
     v.extend(rope::cases());

@@ -84,6 +84,10 @@ pub fn supports(desc: &OpDesc) -> Support {
             "no fused hip/ kernel for a residual add + rms_norm read inside the projection yet: run add_rms_norm and linear apart"
                 .into(),
         ),
+        Op::LinearAddRmsNorm { .. } => Support::No(
+            "no fused hip/ kernel for a projection's output added and normed in one op yet: run linear and add_rms_norm apart"
+                .into(),
+        ),
         Op::RmsNormRopeKvAttention { .. } => Support::No(
             "no fused hip/ kernel for the q/k norm, RoPE and cache write inside paged attention yet: run rms_norm_rope_kv and paged_attention apart"
                 .into(),
@@ -275,6 +279,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         Op::SwiGluLinear
         | Op::LinearSwiGlu
         | Op::AddRmsNormLinear { .. }
+        | Op::LinearAddRmsNorm { .. }
         | Op::RmsNormRopeKvAttention { .. }
         | Op::GdnConvNorm { .. } => {
             unreachable!("{} is refused by supports on the native backends", desc.op.name())

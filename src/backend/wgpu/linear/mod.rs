@@ -21,12 +21,14 @@
 mod add_norm;
 mod body;
 mod coop;
+mod norm_after;
 #[cfg(test)]
 mod sweep;
 #[cfg(test)]
 mod tests;
 
 use super::kernel::{grid, read, write, KernelKey};
+use super::shaders::fill;
 use super::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -36,6 +38,7 @@ use crate::tensor::Tensor;
 pub use add_norm::supports_add_norm;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
+pub use norm_after::{record_norm_after, supports_norm_after};
 
 /// From this many x rows on, where batch invariance is off and the adapter has cooperative matrices,
 /// a 16-bit-weight linear is the cooperative-matrix GEMM (coop.rs): x split into f16 hi + lo, f32
@@ -405,38 +408,40 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swi
             b.name
         )));
     }
-    let aligned = coop::aligned(k, i[0].offset, i[1].offset);
     let splits = c.splits(k);
-    // one split: the kernel's own output is the sum (the same bits as a second pass of one term)
-    let c = if splits == 1 { c.split(0) } else { c };
-    let tiles = |rows: usize| n.div_ceil(c.bn() as usize) * rows.div_ceil(c.tok() as usize);
-    let (key, consts) = coop::spec(c, wd, aligned, swiglu && splits == 1);
-    let body = body(b, Plan::Coop(c), aligned, swiglu && splits == 1, false);
     if splits == 1 {
-        return dispatch(b, &key, body, &consts, (m, k, n), i, o, tiles(m));
+        // one split: the kernel's own output is the sum (the same bits as a second pass of one term)
+        return coop_pass(b, c.split(0), i, o[0], swiglu);
     }
     // rows a run: as many as the [splits, rows, N] partials fit in one binding
-    let run = (b.caps.max_binding as usize / 4 / (splits * n)).clamp(1, m);
-    let part = b.scratch("linear-splitk", DType::F32, splits * run.min(m) * n)?;
+    let run = split_run(b, splits, n).min(m);
+    let part = b.scratch("linear-splitk", DType::F32, splits * run * n)?;
     let yn = if swiglu { n / 2 } else { n };
     for r0 in (0..m).step_by(run) {
         let rows = run.min(m - r0);
         let x = i[0].view(r0 * k, &[rows, k])?;
         let y = o[0].view(r0 * yn, &[rows, yn])?;
         let sk = part.view(0, &[splits * rows * n])?;
-        dispatch(
-            b,
-            &key,
-            body,
-            &consts,
-            (rows, k, n),
-            &[&x, i[1]],
-            &[&sk],
-            tiles(rows) * splits,
-        )?;
+        coop_pass(b, c, &[&x, i[1]], &sk, false)?;
         splitk_sum(b, &sk, &y, (rows, n, splits), swiglu)?;
     }
     Ok(())
+}
+
+/// Rows of one split-K run: as many as `splits` x rows x `n` f32 partials fit in one binding.
+fn split_run(b: &WgpuBackend, splits: usize, n: usize) -> usize {
+    (b.caps.max_binding as usize / 4 / (splits * n)).max(1)
+}
+
+/// The coop kernel `c` over x = i[0], W = i[1] into `y`: the outputs (K unsplit, with the swiglu
+/// epilogue where `swiglu`), or for a split plan its [splits, M, N] partials.
+fn coop_pass(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], y: &Tensor, swiglu: bool) -> Result<()> {
+    let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+    let aligned = coop::aligned(k, i[0].offset, i[1].offset);
+    let tiles = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
+    let (key, consts) = coop::spec(c, i[1].dtype, aligned, swiglu);
+    let body = body(b, Plan::Coop(c), aligned, swiglu, false);
+    dispatch(b, &key, body, &consts, (m, k, n), i, &[y], tiles * c.splits(k))
 }
 
 /// linear_splitk.wgsl: y = the `s` partials of each of the M x N outputs (`partials`, [s, M, N])
@@ -452,7 +457,7 @@ fn splitk_sum(
     let key = KernelKey {
         entry: "linear_splitk",
         bindings: vec![read("x", DType::F32), write("y", DType::F32)],
-        variant: if swiglu { "swiglu".into() } else { String::new() },
+        variant: format!("s{s}{}", if swiglu { "swiglu" } else { "" }),
     };
     // Params.k carries the number of partials (linear_splitk.wgsl's `s`)
     let p = Params::new(m, n, s);
@@ -461,10 +466,19 @@ fn splitk_sum(
         &key,
         || {
             let consts = vec![("WG", format!("{WG}u")), ("SWIGLU", swiglu.to_string())];
-            (b.source("linear_splitk.wgsl").to_string(), consts)
+            (fill(b.source("linear_splitk.wgsl"), &[("sum", split_sum(s))]), consts)
         },
         bytemuck::bytes_of(&p),
         &[partials, y],
         grid(outs.div_ceil(WG) as u32),
     )
+}
+
+/// The body of a function of `i` that returns the sum of `splits` partials `partial(s, i)` in
+/// split order: every load first, then the adds (a left fold, a loop's bits).
+pub(super) fn split_sum(splits: usize) -> String {
+    let mut c: String = (0..splits).map(|s| format!("let x{s} = partial({s}u, i);\n")).collect();
+    c += "var v = x0;\n";
+    c += &(1..splits).map(|s| format!("v += x{s};\n")).collect::<String>();
+    c + "return v;\n"
 }

@@ -138,15 +138,16 @@ fn coop_kernels_compile_to_spirv() {
         }
     }
     assert_eq!(n, coop::CANDIDATES.len() * 6);
-    // the split-K second pass, plain and swiglu
-    for swiglu in [false, true] {
+    // the split-K second pass, plain and swiglu, at the fewest and most splits of Qwen3-0.6B
+    for (swiglu, s) in [(false, 2), (true, 4), (false, 12)] {
         let key = KernelKey {
             entry: "linear_splitk",
             bindings: vec![read("x", DType::F32), write("y", DType::F32)],
             variant: String::new(),
         };
         let consts = [("WG", "128u".to_string()), ("SWIGLU", swiglu.to_string())];
-        let src = kernel_source_with(embedded("common.wgsl"), &key, embedded("linear_splitk.wgsl"), &consts);
+        let body = fill(embedded("linear_splitk.wgsl"), &[("sum", split_sum(s))]);
+        let src = kernel_source_with(embedded("common.wgsl"), &key, &body, &consts);
         let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
             .validate(&module)
