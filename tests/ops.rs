@@ -139,6 +139,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
 ///       elsewhere the op is refused and the trial skipped.
+///   teeth::split_partial_dropped::linear_rms_norm_rope_kv[..]   shaders/linear_rms_norm_rope_kv
+///       .wgsl patched the same way: every case red where a device runs the op, skipped elsewhere.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
 ///       .wgsl patched to sum the key norm's partials of half the workgroup only: every case red
 ///       but a lone decode step, which writes its key in one kernel (below).
@@ -272,6 +274,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "return ld_x(s * p.rows * p.d + i);",
         "return ld_x(min(s, 1u) * p.rows * p.d + i);",
     ));
+    let split_sum_kv = Arc::new(Patched::new(
+        "split_partial_dropped",
+        "linear_rms_norm_rope_kv.wgsl",
+        "return ld_part(s * p.t * (p.hq + 2u * p.hkv) * p.d + i);",
+        "return ld_part(min(s, 1u) * p.t * (p.hq + 2u * p.hkv) * p.d + i);",
+    ));
     let paged = PagedTeeth::new();
     let mut trials = Vec::new();
     for case in cases::all() {
@@ -309,6 +317,7 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             ],
             // where a device runs the op at all, its projection is split (two partials or more)
             Op::LinearAddRmsNorm { .. } => vec![(Tooth::Patched(split_sum.clone()), true)],
+            Op::LinearRmsNormRopeKv { .. } => vec![(Tooth::Patched(split_sum_kv.clone()), true)],
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]
             }

@@ -18,7 +18,14 @@ pub struct Fusions(RefCell<Vec<((DType, Vec<usize>, DType, usize, &'static str),
 
 impl Fusions {
     /// Whether the device has `fused` for these operands, by (weight, norm weight, rows, op).
-    fn fuses(&self, dev: &dyn Backend, fused: &Op, ins: &[&Tensor], outs: &[&Tensor], [w, nw]: [&Tensor; 2]) -> bool {
+    pub fn fuses(
+        &self,
+        dev: &dyn Backend,
+        fused: &Op,
+        ins: &[&Tensor],
+        outs: &[&Tensor],
+        [w, nw]: [&Tensor; 2],
+    ) -> bool {
         let key = (w.dtype, w.shape.clone(), nw.dtype, ins[0].shape[0], fused.name());
         if let Some((_, yes)) = self.0.borrow().iter().find(|(k, _)| *k == key) {
             return *yes;

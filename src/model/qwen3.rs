@@ -234,6 +234,7 @@ struct QkOne<'a> {
     qk: &'a Tensor,
     pos: &'a Tensor,
     eps: f32,
+    fusions: &'a Fusions,
 }
 
 impl QkOne<'_> {
@@ -269,11 +270,26 @@ impl QkOne<'_> {
         if t > 1 && fused_norm.is_none() {
             return Ok(None);
         }
-        h.linear(dev, qkv, &self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?)?;
         if let Some(wn) = fused_norm {
-            dev.run(&fused, &[&x, wn, self.pos, cos, sin, slots], &[&q, pools[0], pools[1]])?;
+            // the projection inside the op where the device adds its partials in the tail's kernel
+            let lin = Op::LinearRmsNormRopeKv {
+                eps: self.eps,
+                rotary_dim: dh,
+            };
+            let (ins, outs) = (
+                [h.tensor(), qkv, wn, self.pos, cos, sin, slots],
+                [&q, pools[0], pools[1]],
+            );
+            if self.fusions.fuses(dev, &lin, &ins, &outs, [qkv, wn]) {
+                let rows = h.rows(dev)?;
+                dev.run(&lin, &[rows, qkv, wn, self.pos, cos, sin, slots], &outs)?;
+                return Ok(Some(q));
+            }
+            h.linear(dev, qkv, &self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?)?;
+            dev.run(&fused, &[&x, wn, self.pos, cos, sin, slots], &outs)?;
             return Ok(Some(q));
         }
+        h.linear(dev, qkv, &self.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?)?;
         let x = self.qkv.view(0, &[1, hq + hkv, dh])?;
         let qk = self.qk.view(0, &[1, hq + hkv, dh])?;
         match &l.qk_norm {
@@ -399,6 +415,7 @@ pub fn forward_paged(
             qk: &ws.qk,
             pos,
             eps: c.rms_norm_eps,
+            fusions: &fusions,
         };
         let kv = [&pools.k[li], &pools.v[li]];
         if one.attend(l, w, &input, b, (hq, hkv, dh), kv, &att, dev)? {

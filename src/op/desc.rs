@@ -67,6 +67,7 @@ impl OpDesc {
             Op::RmsNormRope { .. } => (5, 1),
             Op::RmsNormRopeKv { .. } => (6, 3),
             Op::RmsNormRopeKvAttention { .. } => (8, 3),
+            Op::LinearRmsNormRopeKv { .. } => (7, 3),
             Op::SwiGluLinear | Op::LinearSwiGlu => (2, 1),
             Op::AddRmsNorm { .. } => (3, 2),
             Op::AddRmsNormLinear { .. } => (4, 2),
@@ -568,6 +569,37 @@ impl OpDesc {
                 OpDesc::new(nr, ins, vec![TensorDesc::new(o[0].dtype, &[t, hq + hkv, dh])]).check()?;
                 let kv = vec![heads(hkv), heads(hkv), i[5].clone()];
                 OpDesc::new(Op::KvWrite, kv, o[1..].to_vec()).check()?;
+            }
+            Op::LinearRmsNormRopeKv { eps, rotary_dim } => {
+                // the composition: linear into f32 rows, then rms_norm_rope_kv of them as heads
+                let y = TensorDesc::new(
+                    DType::F32,
+                    &[
+                        i[0].shape.first().copied().unwrap_or(0),
+                        i[1].shape.first().copied().unwrap_or(0),
+                    ],
+                );
+                OpDesc::new(Op::Linear, i[..2].to_vec(), vec![y.clone()]).check()?;
+                let (hq, hkv, dh) = (
+                    o[0].shape.get(1).copied().unwrap_or(0),
+                    o[1].shape.get(2).copied().unwrap_or(0),
+                    o[1].shape.get(3).copied().unwrap_or(0),
+                );
+                if y.shape[1] != (hq + 2 * hkv) * dh {
+                    return bad(format!(
+                        "w must have (Hq + 2 Hkv) Dh = {} rows (q [T, Hq, Dh], the pools' Hkv and Dh), got [{}]",
+                        (hq + 2 * hkv) * dh,
+                        shape_str(&i[1].shape)
+                    ));
+                }
+                let heads = TensorDesc::new(DType::F32, &[y.shape[0], hq + 2 * hkv, dh]);
+                let kv = Op::RmsNormRopeKv {
+                    eps: *eps,
+                    rotary_dim: *rotary_dim,
+                };
+                let mut ins = vec![heads];
+                ins.extend(i[2..].iter().cloned());
+                OpDesc::new(kv, ins, o.to_vec()).check()?;
             }
             Op::RmsNormRopeKvAttention { .. } => {
                 // the composition's two ops, q [T, Hq, Dh] f32 between them

@@ -67,6 +67,12 @@ pub enum Op {
     /// are `RmsNormRope` of x's first Hq + Hkv heads; k and the v heads are then written to the
     /// pools as `KvWrite` at `slots` (rounded to the pool's dtype). Tested against that composition.
     RmsNormRopeKv { eps: f32, rotary_dim: usize },
+    /// A stacked q/k/v projection and its tail, as one op (so a device whose projection sums
+    /// split-K partials in a second pass sums them inside the tail's kernel): x [T, K], w [N, K]
+    /// with N = (Hq + 2 Hkv) Dh, then nw, pos, cos, sin, slots as `RmsNormRopeKv` -> q, k_pool,
+    /// v_pool as `RmsNormRopeKv`. The composition `Linear` (into f32 [T, N]) then `RmsNormRopeKv`
+    /// of its rows as [T, Hq + 2 Hkv, Dh]. Tested against it.
+    LinearRmsNormRopeKv { eps: f32, rotary_dim: usize },
     /// A decode step's attention from the stacked q/k/v projection, as one op: x, w, pos, cos,
     /// sin, slots as `RmsNormRopeKv`, then block_tables [S, MB], seqs [S, 3] as `PagedAttention`
     /// -> o [T, Hq, Dh], k_pool, v_pool (in-out). The composition `RmsNormRopeKv` (q in f32) then
@@ -317,6 +323,7 @@ impl Op {
             Op::RmsNorm { .. } => "rms_norm",
             Op::RmsNormRope { .. } => "rms_norm_rope",
             Op::RmsNormRopeKv { .. } => "rms_norm_rope_kv",
+            Op::LinearRmsNormRopeKv { .. } => "linear_rms_norm_rope_kv",
             Op::RmsNormRopeKvAttention { .. } => "rms_norm_rope_kv_attention",
             Op::AddRmsNorm { .. } => "add_rms_norm",
             Op::AddRmsNormLinear { swiglu: false, .. } => "add_rms_norm_linear",

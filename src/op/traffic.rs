@@ -23,6 +23,10 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
             let (m, n, k) = (o[1].shape[0], i[3].shape[0], i[3].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)
         }
+        Op::LinearRmsNormRopeKv { .. } => {
+            let (m, n, k) = (i[0].shape[0], i[1].shape[0], i[1].shape[1]);
+            (dflt, 2.0 * (m * n * k) as f64)
+        }
         Op::LinearAddRmsNorm { .. } => {
             let (m, n, k) = (o[0].shape[0], i[1].shape[0], i[1].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)

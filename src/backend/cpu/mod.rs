@@ -304,6 +304,18 @@ impl Backend for CpuBackend {
                 }
                 Ok(())
             }
+            Op::LinearRmsNormRopeKv { eps, rotary_dim } => {
+                // the composition itself: the projection into f32 rows, then rms_norm_rope_kv
+                let (t, n) = (i[0].shape[0], i[1].shape[0]);
+                let dh = o[0].shape[2];
+                let y = self.alloc(DType::F32, &[t, n / dh, dh])?;
+                self.run(&Op::Linear, &i[..2], &[&y.reshape(&[t, n])?])?;
+                let kv = Op::RmsNormRopeKv {
+                    eps: *eps,
+                    rotary_dim: *rotary_dim,
+                };
+                self.run(&kv, &[&y, i[2], i[3], i[4], i[5], i[6]], o)
+            }
             Op::RmsNormRopeKvAttention { .. } => {
                 // the composition itself: q (f32) from rms_norm_rope_kv, then paged_attention
                 let (kv, att) = op.rope_kv_attention_parts().expect("the fused op");

@@ -87,6 +87,7 @@ impl Backend for WgpuBackend {
             Op::LinearSwiGlu => linear::supports_linear_swiglu(self, desc),
             Op::AddRmsNormLinear { .. } => linear::supports_add_norm(self, desc),
             Op::LinearAddRmsNorm { .. } => linear::supports_norm_after(self, desc),
+            Op::LinearRmsNormRopeKv { .. } => linear::supports_rope_kv_after(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
             Op::Attention { .. } => attention::supports(self, desc),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::supports(self, desc),
@@ -137,6 +138,7 @@ impl Backend for WgpuBackend {
                 linear::record(self, op, inputs, outputs)
             }
             Op::LinearAddRmsNorm { .. } => linear::record_norm_after(self, op, inputs, outputs),
+            Op::LinearRmsNormRopeKv { .. } => linear::record_rope_kv_after(self, op, inputs, outputs),
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),
             Op::SwiGlu | Op::Add | Op::Copy | Op::Cast => elementwise::record(self, op, inputs, outputs),

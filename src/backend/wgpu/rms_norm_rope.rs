@@ -81,6 +81,19 @@ fn wg_of(d: usize) -> u32 {
 }
 
 pub fn record_kv(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    dispatch_kv(b, op, i, o, None)
+}
+
+/// rms_norm_rope_kv.wgsl over `i` = (x, w, pos, cos, sin, slots) into `o` = (q, k_pool, v_pool).
+/// With `split` = (S, prefix), i[0] is instead a split-K linear's [S, T, N] partials (bound as
+/// `part`) and `prefix` the WGSL put first, whose `ld_x` adds them (linear_rms_norm_rope_kv).
+pub(crate) fn dispatch_kv(
+    b: &WgpuBackend,
+    op: &Op,
+    i: &[&Tensor],
+    o: &[&Tensor],
+    split: Option<(usize, &dyn Fn() -> String)>,
+) -> Result<()> {
     let Op::RmsNormRopeKv { eps, rotary_dim } = *op else {
         unreachable!()
     };
@@ -88,10 +101,14 @@ pub fn record_kv(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Resu
     let ps = &o[1].shape;
     let hkv = ps[2];
     let wg = wg_of(d);
+    let (x, variant) = match split {
+        None => (read("x", i[0].dtype), format!("wg{wg}")),
+        Some((s, _)) => (read("part", DType::F32), format!("wg{wg}_splits{s}")),
+    };
     let key = KernelKey {
         entry: "rms_norm_rope_kv",
         bindings: vec![
-            read("x", i[0].dtype),
+            x,
             read("w", i[1].dtype),
             read("pos", DType::U32),
             read("cos", DType::F32),
@@ -101,7 +118,7 @@ pub fn record_kv(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Resu
             write("kp", o[1].dtype),
             write("vp", o[2].dtype),
         ],
-        variant: format!("wg{wg}"),
+        variant,
     };
     let p = KvParams {
         offs: [0; 12],
@@ -116,9 +133,17 @@ pub fn record_kv(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Resu
         rows: (ps[0] * ps[1]) as u32,
         pad: [0; 3],
     };
+    let src = || {
+        let body = row_source(b, "rms_norm_rope_kv.wgsl");
+        let src = match split {
+            Some((_, prefix)) => format!("{}\n{body}", prefix()),
+            None => body,
+        };
+        (src, vec![("WG", format!("{wg}u"))])
+    };
     b.dispatch(
         &key,
-        || (row_source(b, "rms_norm_rope_kv.wgsl"), vec![("WG", format!("{wg}u"))]),
+        src,
         bytemuck::bytes_of(&p),
         &[i[0], i[1], i[2], i[3], i[4], i[5], o[0], o[1], o[2]],
         grid((t * (hq + 2 * hkv)) as u32),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 87] = [
+pub const FILES: [(&str, &str); 88] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -96,6 +96,10 @@ pub const FILES: [(&str, &str); 87] = [
         include_str!("../../../shaders/linear_add_rms_norm.wgsl"),
     ),
     ("linear_coop.wgsl", include_str!("../../../shaders/linear_coop.wgsl")),
+    (
+        "linear_rms_norm_rope_kv.wgsl",
+        include_str!("../../../shaders/linear_rms_norm_rope_kv.wgsl"),
+    ),
     (
         "linear_splitk.wgsl",
         include_str!("../../../shaders/linear_splitk.wgsl"),

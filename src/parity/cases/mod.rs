@@ -36,6 +36,7 @@ pub fn all() -> Vec<Case> {
     v.extend(linear::linear_swiglu_cases());
     v.extend(linear::add_norm_cases());
     v.extend(linear::norm_after_cases());
+    v.extend(rms_norm_rope_kv::linear_cases());
     v.extend(linear::many_rows_cases());
     v.extend(embedding::quant_cases());
     v.extend(rope::cases());

@@ -88,6 +88,10 @@ pub fn supports(desc: &OpDesc) -> Support {
             "no fused hip/ kernel for a projection's output added and normed in one op yet: run linear and add_rms_norm apart"
                 .into(),
         ),
+        Op::LinearRmsNormRopeKv { .. } => Support::No(
+            "no fused hip/ kernel for a q/k/v projection with its norm, RoPE and cache write yet: run linear and rms_norm_rope_kv apart"
+                .into(),
+        ),
         Op::RmsNormRopeKvAttention { .. } => Support::No(
             "no fused hip/ kernel for the q/k norm, RoPE and cache write inside paged attention yet: run rms_norm_rope_kv and paged_attention apart"
                 .into(),
@@ -281,6 +285,7 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::AddRmsNormLinear { .. }
         | Op::LinearAddRmsNorm { .. }
         | Op::RmsNormRopeKvAttention { .. }
+        | Op::LinearRmsNormRopeKv { .. }
         | Op::GdnConvNorm { .. } => {
             unreachable!("{} is refused by supports on the native backends", desc.op.name())
         }

@@ -22,6 +22,7 @@ mod add_norm;
 mod body;
 mod coop;
 mod norm_after;
+mod rope_kv_after;
 #[cfg(test)]
 mod sweep;
 #[cfg(test)]
@@ -39,6 +40,7 @@ pub use add_norm::supports_add_norm;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
 pub use norm_after::{record_norm_after, supports_norm_after};
+pub use rope_kv_after::{record_rope_kv_after, supports_rope_kv_after};
 
 /// From this many x rows on, where batch invariance is off and the adapter has cooperative matrices,
 /// a 16-bit-weight linear is the cooperative-matrix GEMM (coop.rs): x split into f16 hi + lo, f32
@@ -431,6 +433,14 @@ fn launch_coop(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], o: &[&Tensor], swi
 /// Rows of one split-K run: as many as `splits` x rows x `n` f32 partials fit in one binding.
 fn split_run(b: &WgpuBackend, splits: usize, n: usize) -> usize {
     (b.caps.max_binding as usize / 4 / (splits * n)).max(1)
+}
+
+/// The split-K plan of a fused op's projection (M, K, N) and its splits, where the partials of
+/// every row fit one binding (the op's second kernel adds them); None where it is not split.
+fn split(b: &WgpuBackend, (m, k, n): (usize, usize, usize), dtypes: bool) -> Option<(coop::Coop, usize)> {
+    let c = coop_plan(b, (m, k, n), dtypes)?;
+    let splits = c.splits(k);
+    (splits > 1 && m > 0 && n > 0 && split_run(b, splits, n) >= m).then_some((c, splits))
 }
 
 /// The coop kernel `c` over x = i[0], W = i[1] into `y`: the outputs (K unsplit, with the swiglu

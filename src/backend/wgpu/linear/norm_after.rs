@@ -5,7 +5,7 @@
 //! sums them in split order, as linear_splitk.wgsl does, and stores y), so the op is two dispatches
 //! where linear and add_rms_norm are three, with the same bits. Elsewhere the device refuses it by
 //! name and the model records the two ops.
-use super::{coop, coop_dtypes, coop_pass, coop_plan, split_run, split_sum};
+use super::{coop_dtypes, coop_pass, split, split_sum};
 use crate::backend::wgpu::kernel::{read, write};
 use crate::backend::wgpu::rms_norm::dispatch_rows;
 use crate::backend::wgpu::shaders::fill;
@@ -14,14 +14,6 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
-
-/// The split-K plan of the op's projection (M, K, N) and its splits, where the partials of every
-/// row fit one binding; None where the projection is not split.
-fn split(b: &WgpuBackend, (m, k, n): (usize, usize, usize), dtypes: bool) -> Option<(coop::Coop, usize)> {
-    let c = coop_plan(b, (m, k, n), dtypes)?;
-    let splits = c.splits(k);
-    (splits > 1 && m > 0 && n > 0 && split_run(b, splits, n) >= m).then_some((c, splits))
-}
 
 pub fn supports_norm_after(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (i, o) = (&desc.inputs, &desc.outputs);
