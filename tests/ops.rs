@@ -124,9 +124,9 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       sequence over one slot) runs wgpu's chunk kernels: lone_fresh_state_read patches
 ///       gdn_chunk_slot.wgsl so, and chunk_boundary_off_by_one turns its cases of 64 tokens or
 ///       more red.
-///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_combine
-///       .wgsl patched to add a row's key partitions from the second on: every case with a row
-///       over 64 keys (two partitions or more) red, the others green (the combine never runs
+///   teeth::combine_first_partition_dropped::paged_attention[..]   shaders/paged_attention_rows
+///       .wgsl's combine patched to add a row's key partitions from the second on: every case with
+///       a row over 64 keys (two partitions or more) red, the others green (the combine never runs
 ///       for them), but a lone decode step (one dispatch, paged_attention_lone.wgsl: below);
 ///       paged_gated_attention's too (it runs paged_attention's kernels on wgpu).
 ///   teeth::norm_row_length_short::add_rms_norm_linear[..]   shaders/matvec_norm.wgsl patched to

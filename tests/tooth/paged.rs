@@ -48,7 +48,7 @@ impl PagedTeeth {
             )),
             first_part: Arc::new(Patched::new(
                 "combine_first_partition_dropped",
-                "paged_attention_combine.wgsl",
+                "paged_attention_rows.wgsl",
                 "    i = 0u;",
                 "    i = 1u;",
             )),

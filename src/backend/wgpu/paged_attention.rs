@@ -1,18 +1,17 @@
 //! paged_attention and paged_gated_attention: shaders/paged_attention.wgsl (Params, the block
 //! table addressing, the batch-invariance argument) + a key loop + the kernel.
-//! paged_attention: two passes ("flash decoding"), so that a step of few sequences still has
-//! enough workgroups to fill a GPU:
-//!   1. paged_attention_loop.wgsl + paged_attention_rows.wgsl: one workgroup per (query row, kv
-//!      head, key partition of PARTITION keys) for all G = Hq / Hkv query heads of it, so a GQA
-//!      group's K / V rows are read once (and coalesced: a team of lanes shares a key row); G is
-//!      a compile-time constant of the kernel (its variant), at most MAX_GROUP. A row of one
-//!      partition writes its output here; a longer one writes each partition's output sum, max
-//!      and denominator to a scratch.
-//!   2. paged_attention_combine.wgsl: those rows' partitions added in partition order; not
-//!      dispatched when no row of the grid can have two partitions.
+//! paged_attention: a row's keys split over workgroups ("flash decoding"), so that a step of few
+//! sequences still has enough workgroups to fill a GPU:
+//!   paged_attention_loop.wgsl + paged_attention_rows.wgsl: one workgroup per (query row, kv
+//!   head, key partition of PARTITION keys) for all G = Hq / Hkv query heads of it, so a GQA
+//!   group's K / V rows are read once (and coalesced: a team of lanes shares a key row); G is a
+//!   compile-time constant of the kernel (its variant), at most MAX_GROUP. A row of one
+//!   partition writes its output there; a longer one writes each partition's output sum, max and
+//!   denominator to a scratch, and the last of its workgroups adds them in partition order
+//!   (through atomic words and a counter a row and kv head: one dispatch, no combine pass).
 //!   The grid has ceil(MB * BS / PARTITION) partitions a row (the engine keeps MB to the blocks
 //!   the step uses); the scratch holds the records of as many rows as `Tuning::paged_scratch`
-//!   allows, the rows beyond going in further dispatch pairs.
+//!   allows, the rows beyond going in further dispatches.
 //!   A lone sequence's decode step under batch invariance off takes paged_attention_lone.rs
 //!   instead: one dispatch, its partitions combined by their last workgroup.
 //! paged_gated_attention: paged_decode_attend.wgsl + attention_decode_loop.wgsl (decode_attend,
@@ -28,7 +27,7 @@
 //! issue's to add.) With batch invariance off, a batch of one sequence's prefill chunk takes the
 //! single-stream prefill tile instead (paged_attention_prefill.rs).
 use super::attention::{decode_smem, ld4, ld4_with, DECODE_NT};
-use super::kernel::{grid, read, write, Binding, KernelKey};
+use super::kernel::{atomic, grid, read, write, Binding, KernelKey};
 use super::{paged_attention_lone, paged_attention_prefill, paged_gated_split};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -52,10 +51,8 @@ const CHUNK: usize = 64;
 /// CHUNK (here one chunk). Fixed, never chosen per batch: a row's reduction order depends on it.
 const PARTITION: usize = 64;
 const _: () = assert!(PARTITION % CHUNK == 0);
-/// paged_attention_combine.wgsl's workgroup (one thread per output vec4).
-const COMBINE_WG: usize = 64;
-/// Storage buffers paged_attention's first pass binds.
-const PARTS_BINDINGS: usize = 7;
+/// Storage buffers paged_attention binds.
+const PARTS_BINDINGS: usize = 8;
 
 /// paged_attention_loop.wgsl's PART and HR for head_dim `dh` and group `g`.
 fn part_hr(dh: usize, g: usize) -> (usize, usize) {
@@ -314,8 +311,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     b.dispatch(&key, source, params, &tensors, rows)
 }
 
-/// paged_attention: the partition pass over every (row, kv head, partition), then the combine
-/// where a row can have two partitions; in runs of rows whose records fit the scratch.
+/// paged_attention: one dispatch over every (row, kv head, partition), a row of two partitions or
+/// more combined by its last workgroup; in runs of rows whose records fit the scratch.
 pub(super) fn record_parts(
     b: &WgpuBackend,
     mut p: Params,
@@ -330,11 +327,14 @@ pub(super) fn record_parts(
     let g = hq / hkv;
     let np = partitions(p.mb as usize, p.bs as usize);
     let words = row_words(hq, dh, np);
-    // rows a dispatch pair: as many as the scratch budget holds (at least one: supports() has
+    // rows a dispatch: as many as the scratch budget holds (at least one: supports() has
     // checked that one row's records fit a binding)
     let budget = b.tuning.paged_scratch.min(b.caps.max_binding) as usize / 4;
     let run = budget.checked_div(words).unwrap_or(t).clamp(1, t.max(1));
-    let sc = b.scratch("paged-attention-parts", DType::F32, (run * words).max(1))?;
+    let sc = b.scratch("paged-attention-parts", DType::U32, (run * words).max(1))?;
+    // the hand-over's counters, one a (row, kv head) of a run: zero in a new buffer, and each
+    // dispatch leaves them zero (the last workgroup of a row and kv head resets its own)
+    let cnt = b.scratch("paged-attention-counters", DType::U32, run * hkv)?;
     let u = DType::U32;
     let bindings: Vec<Binding> = vec![
         read("q", i[0].dtype),
@@ -343,7 +343,8 @@ pub(super) fn record_parts(
         read("bt", u),
         read("seqs", u),
         write("o", o.dtype),
-        write("sc", DType::F32),
+        atomic("sc"),
+        atomic("cnt"),
     ];
     // the pools' element offsets are known here: even ones read whole words only (the same values)
     let even = i[1].offset % 2 == 0 && i[2].offset % 2 == 0;
@@ -375,47 +376,15 @@ pub(super) fn record_parts(
         .concat();
         (body, consts)
     };
-    let combine = (np > 1).then(|| combine_key(dh, o.dtype));
     p.np = np as u32;
     for t0 in (0..t).step_by(run) {
         let n = run.min(t - t0);
         p.t0 = t0 as u32;
         p.t = n as u32;
         let params = bytemuck::bytes_of(&p);
-        let tensors = [i[0], i[1], i[2], i[3], i[4], o, &sc];
+        let tensors = [i[0], i[1], i[2], i[3], i[4], o, &sc, &cnt];
         let groups = grid((n * hkv * np) as u32);
         b.dispatch(&key, &source, params, &tensors, groups)?;
-        if let Some(key) = &combine {
-            let groups = (n * hq * dh / 4).div_ceil(COMBINE_WG) as u32;
-            let tensors = [i[3], i[4], &sc, o];
-            b.dispatch(key, || combine_source(b, dh), params, &tensors, grid(groups))?;
-        }
     }
     Ok(())
-}
-
-/// paged_attention_combine.wgsl's key for head_dim `dh`.
-fn combine_key(dh: usize, out: DType) -> KernelKey {
-    let u = DType::U32;
-    KernelKey {
-        entry: "paged_attention_combine",
-        bindings: vec![read("bt", u), read("seqs", u), read("sc", DType::F32), write("o", out)],
-        variant: format!("dh{dh}"),
-    }
-}
-
-/// paged_attention_combine.wgsl's source and constants for head_dim `dh`.
-fn combine_source(b: &WgpuBackend, dh: usize) -> (String, Vec<(&'static str, String)>) {
-    let body = [
-        ld4("sc", 2, DType::F32).as_str(),
-        b.source("paged_attention.wgsl"),
-        b.source("paged_attention_combine.wgsl"),
-    ]
-    .concat();
-    let consts = vec![
-        ("DH4", format!("{}u", dh / 4)),
-        ("PK", format!("{PARTITION}u")),
-        ("WG", format!("{COMBINE_WG}u")),
-    ];
-    (body, consts)
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 88] = [
+pub const FILES: [(&str, &str); 87] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -109,10 +109,6 @@ pub const FILES: [(&str, &str); 88] = [
     (
         "paged_attention.wgsl",
         include_str!("../../../shaders/paged_attention.wgsl"),
-    ),
-    (
-        "paged_attention_combine.wgsl",
-        include_str!("../../../shaders/paged_attention_combine.wgsl"),
     ),
     (
         "paged_attention_lone.wgsl",
