@@ -49,31 +49,8 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 
 impl WgpuBackend {
-    /// The family-independent checks: contract, then each operand's binding size.
-    fn common_support(&self, desc: &OpDesc) -> Support {
-        if let Err(e) = desc.check() {
-            return Support::No(e.to_string());
-        }
-        for t in desc.inputs.iter().chain(&desc.outputs) {
-            // as bound: whole 16-byte units, q8_0 in its device groups (qlayout.rs)
-            let bytes = (qlayout::device_bytes(t.dtype, t.numel()) as u64).div_ceil(16) * 16;
-            if bytes > self.caps.max_binding {
-                return Support::No(format!(
-                    "a {bytes} byte operand exceeds max_storage_buffer_binding_size {}",
-                    self.caps.max_binding
-                ));
-            }
-        }
-        Support::Yes
-    }
-}
-
-impl Backend for WgpuBackend {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-
-    fn supports(&self, desc: &OpDesc) -> Support {
+    /// What `supports` answers, asked anew (`supported` keeps the answers).
+    fn support_of(&self, desc: &OpDesc) -> Support {
         if let Support::No(r) = self.common_support(desc) {
             return Support::No(r);
         }
@@ -104,6 +81,35 @@ impl Backend for WgpuBackend {
             Op::MinP => min_p::supports(self, desc),
             Op::Sample { .. } => sample::supports(self, desc),
         }
+    }
+
+    /// The family-independent checks: contract, then each operand's binding size.
+    fn common_support(&self, desc: &OpDesc) -> Support {
+        if let Err(e) = desc.check() {
+            return Support::No(e.to_string());
+        }
+        for t in desc.inputs.iter().chain(&desc.outputs) {
+            // as bound: whole 16-byte units, q8_0 in its device groups (qlayout.rs)
+            let bytes = (qlayout::device_bytes(t.dtype, t.numel()) as u64).div_ceil(16) * 16;
+            if bytes > self.caps.max_binding {
+                return Support::No(format!(
+                    "a {bytes} byte operand exceeds max_storage_buffer_binding_size {}",
+                    self.caps.max_binding
+                ));
+            }
+        }
+        Support::Yes
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn supports(&self, desc: &OpDesc) -> Support {
+        let mode = self.invariance() as u8;
+        self.supported.get_or(desc, mode, || self.support_of(desc))
     }
 
     fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor> {

@@ -152,6 +152,7 @@ impl WgpuBackend {
             arena,
             pipelines: Mutex::default(),
             bind_groups: Mutex::default(),
+            supported: Default::default(),
             next_id: Default::default(),
             reads: Mutex::default(),
             scratch: Mutex::default(),

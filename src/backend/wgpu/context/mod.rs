@@ -8,6 +8,7 @@ mod pipelines;
 #[cfg(test)]
 pub(crate) use pipelines::kernel_source_with;
 mod recorder;
+mod supported;
 
 pub use recorder::Readback;
 
@@ -68,6 +69,8 @@ pub struct WgpuBackend {
     /// decode step that reuses its buffers creates no bind groups after the first step. A pipeline
     /// is named by its address: the cache above keeps every one for the device's life.
     bind_groups: Mutex<rustc_hash::FxHashMap<(usize, Vec<u64>), wgpu::BindGroup>>,
+    /// `Backend::supports`' answers by what they depend on (supported.rs).
+    pub(crate) supported: supported::Supported,
     pub(crate) next_id: std::sync::atomic::AtomicU64,
     /// read-backs in flight by ticket (`Backend::start_read`)
     pub(crate) reads: Mutex<HashMap<u64, recorder::Readback>>,
