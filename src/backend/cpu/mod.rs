@@ -307,8 +307,8 @@ impl Backend for CpuBackend {
             Op::LinearRmsNormRopeKv { eps, rotary_dim } => {
                 // the composition itself: the projection into f32 rows, then rms_norm_rope_kv
                 let (t, n) = (i[0].shape[0], i[1].shape[0]);
-                let dh = o[0].shape[2];
-                let y = self.alloc(DType::F32, &[t, n / dh, dh])?;
+                let (heads, dh) = (o[0].shape[1] + 2 * o[1].shape[2], o[0].shape[2]);
+                let y = self.alloc(DType::F32, &[t, heads, dh])?;
                 self.run(&Op::Linear, &i[..2], &[&y.reshape(&[t, n])?])?;
                 let kv = Op::RmsNormRopeKv {
                     eps: *eps,

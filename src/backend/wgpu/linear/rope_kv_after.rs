@@ -23,7 +23,7 @@ fn parts(desc: &OpDesc) -> (OpDesc, OpDesc) {
     let (t, n, dh) = (i[0].shape[0], i[1].shape[0], o[1].shape[3]);
     let y = TensorDesc::new(DType::F32, &[t, n]);
     let lin = OpDesc::new(Op::Linear, i[..2].to_vec(), vec![y]);
-    let mut ins = vec![TensorDesc::new(DType::F32, &[t, n / dh, dh])];
+    let mut ins = vec![TensorDesc::new(DType::F32, &[t, o[0].shape[1] + 2 * o[1].shape[2], dh])];
     ins.extend(i[2..].iter().cloned());
     (lin, OpDesc::new(Op::RmsNormRopeKv { eps, rotary_dim }, ins, o.clone()))
 }
