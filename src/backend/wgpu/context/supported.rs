@@ -54,3 +54,68 @@ fn key_hash(desc: &OpDesc, mode: u8) -> u64 {
     desc.inputs.len().hash(&mut h);
     h.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::wgpu::WgpuBackend;
+    use crate::backend::{Backend, BatchInvariance};
+    use crate::dtype::DType;
+    use crate::op::{Op, OpDesc, TensorDesc, SEQ_FIELDS};
+
+    /// An answer that depends on the batch invariance is kept apart per mode: a lone decode step's
+    /// fused attention is the device's with the invariance off and refused under either
+    /// invariant mode, asked in turn on one device (every adapter with its 12 bindings).
+    #[test]
+    fn answers_kept_per_invariance() {
+        let Some(b) = WgpuBackend::all().into_iter().next() else {
+            eprintln!("no wgpu adapter: skipped");
+            return;
+        };
+        let (hq, hkv, dh, nb, bs, mb) = (4, 2, 64, 4, 16, 2);
+        let t = |d: DType, s: &[usize]| TensorDesc::new(d, s);
+        let desc = OpDesc::new(
+            Op::RmsNormRopeKvAttention {
+                eps: 1e-6,
+                rotary_dim: dh,
+                scale: 0.125,
+                block_size: bs,
+            },
+            vec![
+                t(DType::F32, &[1, hq + 2 * hkv, dh]),
+                t(DType::BF16, &[dh]),
+                t(DType::U32, &[1]),
+                t(DType::F32, &[mb * bs, dh / 2]),
+                t(DType::F32, &[mb * bs, dh / 2]),
+                t(DType::U32, &[1]),
+                t(DType::U32, &[1, mb]),
+                t(DType::U32, &[1, SEQ_FIELDS]),
+            ],
+            vec![
+                t(DType::F32, &[1, hq, dh]),
+                t(DType::F32, &[nb, bs, hkv, dh]),
+                t(DType::F32, &[nb, bs, hkv, dh]),
+            ],
+        );
+        if !b.support_of(&desc).is_yes() {
+            eprintln!(
+                "{}: the fused op is refused with the invariance off here: skipped",
+                b.name
+            );
+            return;
+        }
+        for mode in [
+            BatchInvariance::Off,
+            BatchInvariance::ManyRows,
+            BatchInvariance::Off,
+            BatchInvariance::FewRows,
+        ] {
+            b.set_batch_invariant(mode);
+            assert_eq!(
+                b.supports(&desc).is_yes(),
+                mode == BatchInvariance::Off,
+                "asked under {mode:?}"
+            );
+        }
+        b.set_batch_invariant(BatchInvariance::Off);
+    }
+}
