@@ -250,31 +250,6 @@ impl OpDesc {
                 );
                 norm.check()?;
             }
-            Op::AddRmsNormLinear {
-                eps,
-                unit_offset,
-                swiglu,
-            } => {
-                // the composition's two checks, the normed rows an f32 [M, K]
-                if i[0].shape.len() != 2 {
-                    return bad(format!("a must be [M, K], got [{}]", shape_str(&i[0].shape)));
-                }
-                let h = TensorDesc::new(DType::F32, &i[0].shape);
-                let (eps, unit_offset) = (*eps, *unit_offset);
-                let norm = Op::AddRmsNorm { eps, unit_offset };
-                OpDesc::new(norm, i[..3].to_vec(), vec![o[0].clone(), h.clone()]).check()?;
-                let lin = if *swiglu { Op::LinearSwiGlu } else { Op::Linear };
-                OpDesc::new(lin, vec![h, i[3].clone()], vec![o[1].clone()]).check()?;
-            }
-            Op::LinearAddRmsNorm { eps, unit_offset } => {
-                // the composition's two checks
-                OpDesc::new(Op::Linear, i[..2].to_vec(), vec![o[0].clone()]).check()?;
-                let norm = Op::AddRmsNorm {
-                    eps: *eps,
-                    unit_offset: *unit_offset,
-                };
-                OpDesc::new(norm, vec![i[2].clone(), o[0].clone(), i[3].clone()], o[1..].to_vec()).check()?;
-            }
             Op::RmsNormRope { eps, rotary_dim } => {
                 // w: one [Dh] for every head, or [H, Dh], a row a head (q and k heads stacked)
                 let mut w = i[1].clone();
@@ -544,75 +519,16 @@ impl OpDesc {
                     return bad(format!("o must be [{t}, {hq}, {dh}], got [{}]", shape_str(&o[0].shape)));
                 }
             }
-            Op::RmsNormRopeKv { eps, rotary_dim } => {
-                // the composition: RmsNormRope over the q and k heads, KvWrite of k and v
-                let (kp, hq) = (&o[1], o[0].shape.get(1).copied().unwrap_or(0));
-                let hkv = kp.shape.get(2).copied().unwrap_or(0);
-                let (t, dh) = (
-                    o[0].shape.first().copied().unwrap_or(0),
-                    kp.shape.get(3).copied().unwrap_or(0),
-                );
-                if i[0].shape != [t, hq + 2 * hkv, dh] || o[0].shape != [t, hq, dh] {
-                    return bad(format!(
-                        "x must be [T, Hq + 2 Hkv, Dh] and q [T, Hq, Dh] with the pools' Hkv {hkv} and Dh {dh}, got x [{}], q [{}]",
-                        shape_str(&i[0].shape),
-                        shape_str(&o[0].shape)
-                    ));
-                }
-                let heads = |h: usize| TensorDesc::new(i[0].dtype, &[t, h, dh]);
-                let nr = Op::RmsNormRope {
-                    eps: *eps,
-                    rotary_dim: *rotary_dim,
-                };
-                let mut ins = i[..5].to_vec();
-                ins[0] = heads(hq + hkv);
-                OpDesc::new(nr, ins, vec![TensorDesc::new(o[0].dtype, &[t, hq + hkv, dh])]).check()?;
-                let kv = vec![heads(hkv), heads(hkv), i[5].clone()];
-                OpDesc::new(Op::KvWrite, kv, o[1..].to_vec()).check()?;
-            }
-            Op::LinearRmsNormRopeKv { eps, rotary_dim } => {
-                // the composition: linear into f32 rows, then rms_norm_rope_kv of them as heads
-                let y = TensorDesc::new(
-                    DType::F32,
-                    &[
-                        i[0].shape.first().copied().unwrap_or(0),
-                        i[1].shape.first().copied().unwrap_or(0),
-                    ],
-                );
-                OpDesc::new(Op::Linear, i[..2].to_vec(), vec![y.clone()]).check()?;
-                let (hq, hkv, dh) = (
-                    o[0].shape.get(1).copied().unwrap_or(0),
-                    o[1].shape.get(2).copied().unwrap_or(0),
-                    o[1].shape.get(3).copied().unwrap_or(0),
-                );
-                if y.shape[1] != (hq + 2 * hkv) * dh {
-                    return bad(format!(
-                        "w must have (Hq + 2 Hkv) Dh = {} rows (q [T, Hq, Dh], the pools' Hkv and Dh), got [{}]",
-                        (hq + 2 * hkv) * dh,
-                        shape_str(&i[1].shape)
-                    ));
-                }
-                let heads = TensorDesc::new(DType::F32, &[y.shape[0], hq + 2 * hkv, dh]);
-                let kv = Op::RmsNormRopeKv {
-                    eps: *eps,
-                    rotary_dim: *rotary_dim,
-                };
-                let mut ins = vec![heads];
-                ins.extend(i[2..].iter().cloned());
-                OpDesc::new(kv, ins, o.to_vec()).check()?;
-            }
-            Op::RmsNormRopeKvAttention { .. } => {
-                // the composition's two ops, q [T, Hq, Dh] f32 between them
-                let (kv, att) = self.op.rope_kv_attention_parts().expect("the fused op");
-                let q = TensorDesc::new(DType::F32, &o[0].shape);
-                OpDesc::new(kv, i[..6].to_vec(), vec![q.clone(), o[1].clone(), o[2].clone()]).check()?;
-                let ins = vec![q, o[1].clone(), o[2].clone(), i[6].clone(), i[7].clone()];
-                OpDesc::new(att, ins, vec![o[0].clone()]).check()?;
-            }
             Op::KvWrite | Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } => {
                 super::paged::check_shapes(&self.op, i, o)?;
             }
             Op::Sample { k } => super::sample::check_shapes(*k, i, o)?,
+            Op::AddRmsNormLinear { .. }
+            | Op::LinearAddRmsNorm { .. }
+            | Op::RmsNormRopeKv { .. }
+            | Op::LinearRmsNormRopeKv { .. }
+            | Op::RmsNormRopeKvAttention { .. }
+            | Op::GdnConvNorm { .. } => super::fused::check_shapes(&self.op, i, o)?,
             Op::Penalties | Op::MinP => {
                 // the logits rows, and per row its parameters: 4 for the penalties, 1 for min-p
                 let (what, cols) = if self.op == Op::Penalties {
@@ -641,14 +557,6 @@ impl OpDesc {
                 same_shape(&i[0], &o[0], "logits vs out")?;
             }
             Op::CausalConv1dBatch | Op::GdnBatch => super::hybrid::check_shapes(&self.op, i, o)?,
-            Op::GdnConvNorm { .. } => {
-                // the composition's ops, u and o (f32) between them
-                let u = TensorDesc::new(DType::F32, &i[0].shape);
-                let core = TensorDesc::new(DType::F32, &o[0].shape);
-                for (op, ins, outs) in super::gdn_conv_norm_wiring(&self.op, i, o, u, core) {
-                    OpDesc::new(op, ins, outs).check()?;
-                }
-            }
         }
         Ok(())
     }

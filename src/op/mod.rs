@@ -5,6 +5,7 @@
 //! contract (input/output count, dtypes, shapes; desc.rs); backends call it before anything else.
 //! RoPE's frequency tables, which the models upload and the rope ops read, are in rope.rs.
 mod desc;
+mod fused;
 mod hybrid;
 mod paged;
 mod rope;
