@@ -1,8 +1,8 @@
 enable f16;
 enable wgpu_cooperative_matrix;
 // linear on cooperative matrices (tensor cores): y[M, N] = x[M, K] · W[N, K]ᵀ for f32 x and y and
-// 16-bit W (W_KIND 1 f16, 2 bf16), f16 16x16x16 products with f32 sums. linear/coop.rs fills in
-// the `//@` lines and the loaders.
+// 16-bit W (W_KIND 1 f16, 2 bf16), f16 T x T x T products with f32 sums (T = 16, or 8 where the
+// adapter's matrices are 8x8). linear/coop.rs fills in the `//@` lines and the loaders.
 //
 // Accuracy: x is split into hi (x cut to f16's 11 significant bits) and lo = f16(x - hi);
 // token t's hi is A-tile row 2t and its lo row 2t + 1, so one product serves both and y = C[2t] + C[2t + 1] (in that order). W is
@@ -11,12 +11,12 @@ enable wgpu_cooperative_matrix;
 // 65504 < |x| < 131024 keeps the excess in lo (2^-11 of the excess); a larger finite |x| makes lo
 // infinite and y ±inf or NaN; NaN or ±inf in x gives NaN or ±inf as the f32 product would.
 //
-// Shape: a workgroup owns BN = WN·TN·16 weight rows (outputs n0..) and TOK = WM·TM·8 tokens
-// (BMT = 2·TOK tile rows); it is NSG = WN·WM·KS subgroups of 32, subgroup sg being
+// Shape: a workgroup owns BN = WN·TN·T weight rows (outputs n0..) and TOK = WM·TM·T/2 tokens
+// (BMT = 2·TOK tile rows); it is NSG = WN·WM·KS subgroups of LANES, subgroup sg being
 // (ks, wn, wm) = (sg % KS, sg / KS % WN, sg / (KS·WN)); each holds TM x TN accumulator tiles.
 // K is walked in steps of BK: the step's W and x go from registers (loaded the step before,
 // 16 bytes a lane where aligned) to workgroup memory as f16 (rows XS apart), then each subgroup
-// multiplies the 16-wide K slices of the step that are its own: slice g (k in 16g..16g+15) is
+// multiplies the T-wide K slices of the step that are its own: slice g (k in Tg..Tg+T-1) is
 // K-group g % KS's, and a K-group takes its slices in increasing g. At the end the KS partial
 // tiles are added in K-group order. So an output's order of sums depends on K and KS alone:
 // never on M, N, the row's place in a tile, BN, BMT or BK (plans of the same KS give the same
@@ -46,17 +46,18 @@ struct Params {
 }
 @group(0) @binding(0) var<uniform> p: Params;
 
-const BN = WN * TN * 16u;
-const BMT = WM * TM * 16u;
+const BN = WN * TN * T;
+const BMT = WM * TM * T;
+const TT = T * T;
 const TOK = BMT / 2u;
-const NT = NSG * 32u;
+const NT = NSG * LANES;
 const XS = BK + 8u;
 const WV = BN * BK / 8u; // 16-byte W loads a step
 const XV = TOK * BK / 4u; // 16-byte x loads a step
 
 var<workgroup> ws: array<f16, BN * XS>;
 var<workgroup> xs: array<f16, BMT * XS>;
-var<workgroup> red: array<f32, NSG * 256u>;
+var<workgroup> red: array<f32, NSG * TT>;
 
 fn load_w(i: u32, n0: u32, k0: u32) -> vec4<u32> {
     if (i >= WV) {
@@ -128,19 +129,19 @@ fn stage_x(i: u32, v: vec4<u32>) {
     xs[at + XS + 3u] = d.y;
 }
 
-// The outputs of one 16x16 tile position (tile rows r0.., columns c0.. of the workgroup's block)
-// of the K-groups whose first subgroup is `grp`, their partials in red[(grp + s) * 256 ..]: hi
+// The outputs of one T x T tile position (tile rows r0.., columns c0.. of the workgroup's block)
+// of the K-groups whose first subgroup is `grp`, their partials in red[(grp + s) * TT ..]: hi
 // rows summed over s, lo rows likewise, then hi + lo.
 fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
-    for (var q = q0; q < 128u; q += KS * 32u) {
-        let t = q / 16u;
-        let c = q % 16u;
-        let e = grp * 256u + 2u * t * 16u + c;
+    for (var q = q0; q < TT / 2u; q += KS * LANES) {
+        let t = q / T;
+        let c = q % T;
+        let e = grp * TT + 2u * t * T + c;
         var h = red[e];
-        var l = red[e + 16u];
+        var l = red[e + T];
         for (var s = 1u; s < KS; s++) {
-            h += red[e + s * 256u];
-            l += red[e + s * 256u + 16u];
+            h += red[e + s * TT];
+            l += red[e + s * TT + T];
         }
         let m = m0 + r0 / 2u + t;
         let n = n0 + c0 + c;
@@ -155,19 +156,19 @@ fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
 // pair sums both exactly as `finish` does and stores swiglu_pairs.wgsl's formula of them at
 // [m, (n0 + c0 + c) / 2] (N even).
 fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
-    for (var q = q0; q < 64u; q += KS * 32u) {
-        let t = q / 8u;
-        let c = 2u * (q % 8u);
-        let e = grp * 256u + 2u * t * 16u + c;
+    for (var q = q0; q < TT / 4u; q += KS * LANES) {
+        let t = q / (T / 2u);
+        let c = 2u * (q % (T / 2u));
+        let e = grp * TT + 2u * t * T + c;
         var gh = red[e];
-        var gl = red[e + 16u];
+        var gl = red[e + T];
         var uh = red[e + 1u];
-        var ul = red[e + 17u];
+        var ul = red[e + T + 1u];
         for (var s = 1u; s < KS; s++) {
-            gh += red[e + s * 256u];
-            gl += red[e + s * 256u + 16u];
-            uh += red[e + s * 256u + 1u];
-            ul += red[e + s * 256u + 17u];
+            gh += red[e + s * TT];
+            gl += red[e + s * TT + T];
+            uh += red[e + s * TT + 1u];
+            ul += red[e + s * TT + T + 1u];
         }
         let m = m0 + r0 / 2u + t;
         let n = n0 + c0 + c;

@@ -54,7 +54,15 @@ pub fn run(as_json: bool) -> Result<ExitCode> {
         );
         println!(
             "    shader_f16={} subgroup={} (size {}..{}) timestamp_query={} cooperative_matrix={}",
-            c.shader_f16, c.subgroup, c.subgroup_min, c.subgroup_max, c.timestamp_query, c.cooperative_matrix
+            c.shader_f16,
+            c.subgroup,
+            c.subgroup_min,
+            c.subgroup_max,
+            c.timestamp_query,
+            match c.coop_tile {
+                0 => "false".to_string(),
+                t => format!("f16 {t}x{t}x{t}"),
+            }
         );
         println!(
             "    max_storage_binding={} MiB max_buffer={} MiB workgroup_storage={} KiB invocations={}",

@@ -38,7 +38,11 @@ impl Target {
 
 /// Kernel entry points naga cannot write for a target, with the reason. Known failures are data:
 /// `check` fails on a kernel that fails and is not listed, and on a listed one that now translates.
-pub const NOT_PORTABLE: &[(&str, Target, &str)] = &[];
+pub const NOT_PORTABLE: &[(&str, Target, &str)] = &[(
+    "linear_coop",
+    Target::Hlsl,
+    "naga's HLSL writer has no cooperative matrices (nor does wgpu offer them on DX12)",
+)];
 
 /// The reason `entry` is refused on an adapter whose backend is `b`, if it is.
 pub fn refusal(b: wgpu::Backend, entry: &str) -> Option<String> {

@@ -75,21 +75,29 @@ impl WgpuBackend {
             }
         }
         // Cooperative matrices (linear_coop's tensor-core tiles) are experimental in wgpu: asked for
-        // only where the adapter has them with f16 16x16x16 products and f32 sums, and fixed
-        // 32-wide subgroups (the kernel's shape).
+        // only where the adapter has them with f16 T x T x T products and f32 sums (T = 16 as on
+        // NVIDIA and AMD, else 8 as on Mesa's lavapipe), and subgroups of one fixed size (the
+        // kernel's shape: 32 on NVIDIA, 8 on lavapipe).
         let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
-        if feats.contains(coop | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP)
-            && info.subgroup_min_size == 32
-            && info.subgroup_max_size == 32
-            && adapter.cooperative_matrix_properties().iter().any(|p| {
-                p.m_size == 16
-                    && p.n_size == 16
-                    && p.k_size == 16
+        let props = adapter.cooperative_matrix_properties();
+        let has = |t: u32| {
+            props.iter().any(|p| {
+                p.m_size == t
+                    && p.n_size == t
+                    && p.k_size == t
                     && p.ab_type == wgpu::CooperativeScalarType::F16
                     && p.cr_type == wgpu::CooperativeScalarType::F32
             })
+        };
+        let mut coop_tile = [16, 8].into_iter().find(|&t| has(t)).unwrap_or(0);
+        if feats.contains(coop | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP)
+            && info.subgroup_min_size == info.subgroup_max_size
+            && info.subgroup_min_size >= 8
+            && coop_tile > 0
         {
             want |= coop;
+        } else {
+            coop_tile = 0;
         }
         let name = format!("wgpu/{}", slug(&info.name));
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -129,6 +137,7 @@ impl WgpuBackend {
             subgroup_max: info.subgroup_max_size,
             timestamp_query: want.contains(wgpu::Features::TIMESTAMP_QUERY),
             cooperative_matrix: want.contains(coop),
+            coop_tile,
             max_binding: limits.max_storage_buffer_binding_size,
             max_buffer: limits.max_buffer_size,
             max_workgroup_storage: limits.max_compute_workgroup_storage_size,

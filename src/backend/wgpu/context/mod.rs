@@ -30,6 +30,8 @@ pub struct Caps {
     pub subgroup_max: u32,
     pub timestamp_query: bool,
     pub cooperative_matrix: bool,
+    /// The cooperative matrices' size (16 or 8: f16 T x T x T products, f32 sums); 0 without them.
+    pub coop_tile: u32,
     pub max_binding: u64,
     pub max_buffer: u64,
     pub max_workgroup_storage: u32,

@@ -8,9 +8,12 @@ use crate::backend::wgpu::shaders::fill;
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
 
-/// The shape of a coop plan: WN x WM subgroup tiles of TN x TM 16x16 accumulators each, KS
-/// K-groups, BK elements of K a step, and KC elements of K a workgroup (0: all of K; else the
-/// split-K pass of linear_coop.wgsl, its partials added by linear_splitk.wgsl).
+/// The shape of a coop plan: WN x WM subgroup tiles of TN x TM accumulators each (T x T
+/// cooperative matrices: T = 16 where the adapter has f16 16x16x16 products, as NVIDIA's and AMD's
+/// do; 8 where it has 8x8x8 ones, as Mesa's lavapipe does), KS K-groups, BK elements of K a step,
+/// and KC elements of K a workgroup (0: all of K; else the split-K pass of linear_coop.wgsl, its
+/// partials added by linear_splitk.wgsl). A subgroup is `lanes` invocations (32 on NVIDIA; the
+/// adapter's one fixed size: 8 on lavapipe).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Coop {
     pub wn: u32,
@@ -20,6 +23,8 @@ pub(crate) struct Coop {
     pub ks: u32,
     pub bk: u32,
     pub kc: u32,
+    pub t: u32,
+    pub lanes: u32,
 }
 
 impl Coop {
@@ -32,7 +37,14 @@ impl Coop {
             ks,
             bk,
             kc: 0,
+            t: 16,
+            lanes: 32,
         }
+    }
+    /// The shape on an adapter's T x T matrices and subgroups of `lanes` (the tables are written
+    /// for 16 and 32).
+    pub const fn on(self, t: u32, lanes: u32) -> Self {
+        Coop { t, lanes, ..self }
     }
     /// The shape with K split across workgroups in runs of `kc`.
     pub const fn split(self, kc: u32) -> Self {
@@ -48,18 +60,18 @@ impl Coop {
     }
     /// weight rows (outputs) a workgroup
     pub fn bn(&self) -> u32 {
-        self.wn * self.tn * 16
+        self.wn * self.tn * self.t
     }
     /// tokens (x rows) a workgroup: two tile rows each (hi, lo)
     pub fn tok(&self) -> u32 {
-        self.wm * self.tm * 8
+        self.wm * self.tm * self.t / 2
     }
     pub fn nsg(&self) -> u32 {
         self.wn * self.wm * self.ks
     }
-    /// workgroup memory: the f16 W and x of a step (rows BK + 8 apart), a 16x16 f32 scratch a subgroup
+    /// workgroup memory: the f16 W and x of a step (rows BK + 8 apart), a T x T f32 scratch a subgroup
     pub fn shared_bytes(&self) -> u32 {
-        (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * 1024
+        (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * self.t * self.t * 4
     }
     pub fn variant(&self) -> String {
         let split = if self.kc > 0 {
@@ -68,26 +80,33 @@ impl Coop {
             String::new()
         };
         let (n, m) = (format!("{}x{}", self.wn, self.tn), format!("{}x{}", self.wm, self.tm));
-        format!("coop_n{n}_m{m}_ks{}_bk{}{split}", self.ks, self.bk)
+        let t = if (self.t, self.lanes) == (16, 32) {
+            String::new()
+        } else {
+            format!("_t{}l{}", self.t, self.lanes)
+        };
+        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{t}", self.ks, self.bk)
     }
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
-        self.bn() * self.tok() * self.ks > 0
-            && self.bk % 16 == 0
-            && (self.bk / 16) % self.ks == 0
+        matches!(self.t, 8 | 16)
+            && self.bn() * self.tok() * self.ks > 0
+            && self.bk % self.t == 0
+            && (self.bk / self.t) % self.ks == 0
             && self.tm * self.tn <= 8
-            && self.nsg() * 32 <= 1024
+            && self.nsg() * self.lanes <= 1024
             && self.kc % self.bk == 0
     }
 }
 
-/// Whether the adapter can run `c`: cooperative matrices (f16 16x16, subgroups of 32, asked for
-/// at open), workgroup memory and invocations.
+/// Whether the adapter can run `c`: cooperative matrices of c's size (f16 T x T x T products with
+/// f32 sums, and subgroups of one size, asked for at open), workgroup memory and invocations.
 pub(super) fn fits(b: &WgpuBackend, c: Coop) -> bool {
     b.caps.cooperative_matrix
+        && (b.caps.coop_tile, b.caps.subgroup_min) == (c.t, c.lanes)
         && c.valid()
         && c.shared_bytes() <= b.caps.max_workgroup_storage
-        && c.nsg() * 32 <= b.caps.max_invocations
+        && c.nsg() * c.lanes <= b.caps.max_invocations
 }
 
 /// From this many weight rows (a vocabulary-sized N: the LM head) the many-rows family leaves K
@@ -119,7 +138,12 @@ pub(super) fn many_rows(m: usize, n: usize) -> Coop {
 /// Whether every shape of the many-rows family runs on `b` (all or none: a family that changed
 /// kernels with M would change a row's bits with the batch).
 pub(super) fn many_rows_fit(b: &WgpuBackend) -> bool {
-    MANY_ROWS.iter().all(|&c| fits(b, c))
+    MANY_ROWS.iter().all(|&c| fits(b, on(b, c)))
+}
+
+/// `c` on `b`'s matrices and subgroups.
+pub(super) fn on(b: &WgpuBackend, c: Coop) -> Coop {
+    c.on(b.caps.coop_tile, b.caps.subgroup_min)
 }
 
 /// Whether the 16-byte loaders apply: x rows start on 4 f32, W rows on 8 halves.
@@ -150,6 +174,8 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
         ("BK", c.bk),
         ("KC", c.kc),
         ("NSG", c.nsg()),
+        ("T", c.t),
+        ("LANES", c.lanes),
     ]
     .map(|(n, v)| (n, format!("{v}u")))
     .to_vec();
@@ -205,14 +231,14 @@ fn ld_x4(m: u32, k: u32) -> vec4<u32> {
 /// The WGSL body of `c` from `src` (the text of shaders/linear_coop.wgsl): its `enable` lines,
 /// then the loaders, then the rest with the `//@` lines unrolled.
 pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> String {
-    let Coop { tn, tm, ks, bk, .. } = c;
-    let nt = c.nsg() * 32;
+    let Coop { tn, tm, ks, bk, t, .. } = c;
+    let nt = c.nsg() * c.lanes;
     let (wv, xv) = (c.bn() * bk / 8, c.tok() * bk / 4);
     let (lw, lx) = (wv.div_ceil(nt), xv.div_ceil(nt));
     let tiles = || (0..tm).flat_map(move |i| (0..tn).map(move |j| (i, j)));
     let mut decl = String::new();
     for (i, j) in tiles() {
-        decl += &format!("var c{i}_{j} = coop_mat16x16<f32, C>();\n");
+        decl += &format!("var c{i}_{j} = coop_mat{t}x{t}<f32, C>();\n");
     }
     let (mut load, mut stage) = (String::new(), String::new());
     for j in 0..lw {
@@ -226,15 +252,15 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
         stage += &format!("stage_x(lid + {j}u * NT, xv{j});\n");
     }
     let mut mma = String::new();
-    for jj in 0..bk / 16 / ks {
-        mma += &format!("{{\nlet kk = ({jj}u * KS + ks) * 16u;\n");
+    for jj in 0..bk / t / ks {
+        mma += &format!("{{\nlet kk = ({jj}u * KS + ks) * T;\n");
         for i in 0..tm {
             mma +=
-                &format!("let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&xs[((wm * TM + {i}u) * 16u) * XS + kk], XS);\n");
+                &format!("let a{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[((wm * TM + {i}u) * T) * XS + kk], XS);\n");
         }
         for j in 0..tn {
             mma +=
-                &format!("let b{j} = coopLoad<coop_mat16x16<f16, B>>(&ws[((wn * TN + {j}u) * 16u) * XS + kk], XS);\n");
+                &format!("let b{j} = coopLoad<coop_mat{t}x{t}<f16, B>>(&ws[((wn * TN + {j}u) * T) * XS + kk], XS);\n");
         }
         for (i, j) in tiles() {
             mma += &format!("c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
@@ -246,8 +272,8 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
     let mut store = String::new();
     for (i, j) in tiles() {
         store += &format!(
-            "coopStoreT(c{i}_{j}, &red[sg * 256u], 16u);\nworkgroupBarrier();\n\
-             {finish}(ks * 32u + lane, sg - ks, (wm * TM + {i}u) * 16u, (wn * TN + {j}u) * 16u, m0, n0, part);\n\
+            "coopStoreT(c{i}_{j}, &red[sg * TT], T);\nworkgroupBarrier();\n\
+             {finish}(ks * LANES + lane, sg - ks, (wm * TM + {i}u) * T, (wn * TN + {j}u) * T, m0, n0, part);\n\
              workgroupBarrier();\n"
         );
     }

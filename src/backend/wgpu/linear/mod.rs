@@ -72,15 +72,18 @@ fn coop_plan(b: &WgpuBackend, (m, _k, n): (usize, usize, usize), gemm_dtypes: bo
     let fits = b.caps.cooperative_matrix
         && match mode {
             BatchInvariance::ManyRows => coop::many_rows_fit(b),
-            _ => coop::fits(b, COOP_GEMM),
+            _ => coop::fits(b, coop::on(b, COOP_GEMM)),
         };
     if !takes_coop(m, gemm_dtypes, mode, fits) {
         return None;
     }
-    Some(match mode {
-        BatchInvariance::ManyRows => coop::many_rows(m, n),
-        _ => COOP_GEMM,
-    })
+    Some(
+        match mode {
+            BatchInvariance::ManyRows => coop::many_rows(m, n),
+            _ => COOP_GEMM,
+        }
+        .on(b.caps.coop_tile, b.caps.subgroup_min),
+    )
 }
 
 /// Accumulators per thread in matvec (R * MR) at most: registers, not workgroup memory, bound it.

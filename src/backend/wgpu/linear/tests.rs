@@ -95,15 +95,19 @@ fn forced_plans_match_cpu() {
     }
 }
 
-/// Every coop candidate's full WGSL (both W dtypes, aligned and scalar loaders) through naga:
-/// parsed, validated and written as SPIR-V. No adapter here has cooperative matrices (lavapipe):
-/// this is what can be checked without one; linear::sweep runs them on a GPU that has them.
+/// Every coop candidate's full WGSL (both W dtypes, aligned and scalar loaders) on 16x16 matrices
+/// in subgroups of 32 (NVIDIA) and 8x8 ones in subgroups of 8 (lavapipe) or 32 (Apple) through
+/// naga: parsed, validated and written as SPIR-V. Bookworm's lavapipe has no cooperative matrices:
+/// this is what it can check; CI runs the 8x8 kernels on Mesa 26's lavapipe (.ci/run) and
+/// linear::sweep the 16x16 ones on a GPU that has them.
 #[test]
 fn coop_kernels_compile_to_spirv() {
     use crate::backend::wgpu::context::kernel_source_with;
     use crate::backend::wgpu::shaders::embedded;
     let mut n = 0;
-    for c in coop::CANDIDATES {
+    let every = [(16, 32), (8, 8), (8, 32)];
+    let all = every.iter().flat_map(|&(t, l)| coop::CANDIDATES.map(|c| c.on(t, l)));
+    for c in all {
         assert!(c.valid(), "{c:?}");
         assert!(
             c.shared_bytes() <= 48 << 10,
@@ -137,7 +141,7 @@ fn coop_kernels_compile_to_spirv() {
             }
         }
     }
-    assert_eq!(n, coop::CANDIDATES.len() * 6);
+    assert_eq!(n, coop::CANDIDATES.len() * 6 * every.len());
     // the split-K second pass, plain and swiglu, at the fewest and most splits of Qwen3-0.6B
     for (swiglu, s) in [(false, 2), (true, 4), (false, 12)] {
         let key = KernelKey {
