@@ -6,13 +6,16 @@ enable wgpu_cooperative_matrix;
 //
 // Accuracy: x is split into hi (x cut to f16's 11 significant bits) and lo = f16(x - hi);
 // token t's hi is A-tile row 2t and its lo row 2t + 1, so one product serves both and y = C[2t] + C[2t + 1] (in that order). W is
-// exact in f16 (bf16 in f16's normal range). x's error is then |x|·2^-21 or less, plus 2^-25
-// absolute where lo falls below f16's normal range. hi is clamped to ±65504 (f16's largest), so
+// exact in f16 (bf16 in f16's normal range). A quantized W (W_SPLIT 2, prefill only: linear/
+// coop_quant.rs) is dequantized exactly to f32 by its type file's `wq4`, then split into hi and lo
+// the same way (stage_wq, finish_q). x's error is then |x|·2^-21 or less, plus 2^-25
+// absolute where lo falls below f16's normal range (W's likewise). hi is clamped to ±65504 (f16's largest), so
 // 65504 < |x| < 131024 keeps the excess in lo (2^-11 of the excess); a larger finite |x| makes lo
 // infinite and y ±inf or NaN; NaN or ±inf in x gives NaN or ±inf as the f32 product would.
 //
-// Shape: a workgroup owns BN = WN·TN·T weight rows (outputs n0..) and TOK = WM·TM·T/2 tokens
-// (BMT = 2·TOK tile rows); it is NSG = WN·WM·KS subgroups of LANES, subgroup sg being
+// Shape: a workgroup owns BN = WN·TN·T tile columns, BNO = BN / W_SPLIT weight rows (outputs
+// n0..), and TOK = WM·TM·T/2 tokens
+// (BMT = 2·TOK tile rows); it is NSG = WN·WM·KS subgroups of SUBW, subgroup sg being
 // (ks, wn, wm) = (sg % KS, sg / KS % WN, sg / (KS·WN)); each holds TM x TN accumulator tiles.
 // K is walked in steps of BK: the step's W and x go from registers (loaded the step before,
 // 16 bytes a lane where aligned) to workgroup memory as f16 (rows XS apart), then each subgroup
@@ -30,38 +33,32 @@ enable wgpu_cooperative_matrix;
 //
 //   //@decl     var c{tm}_{tn} (accumulators), var wv{j} / xv{j} (the next step's loads)
 //   //@load     wv{j} = load_w(lid + j·NT, n0, k0); xv{j} = load_x(...)
-//   //@stage    stage_w(lid + j·NT, wv{j}); stage_x(...)
+//   //@stage    stage_w (stage_wq)(lid + j·NT, wv{j}); stage_x(...)
 //   //@mma      this subgroup's slices of the step: A, B fragments, TM·TN products
-//   //@store    each tile through this subgroup's scratch to `finish` (or `finish_swiglu`)
-// Generated before this file: ld_w8(n, k) (8 weights of row n from k, two to a word, raw bits)
-// and ld_x4(m, k) (4 x of row m, raw bits), zeros past K / N / M; put_y(part, m, n, v) (output or
-// partial `part` of output [m, n]).
+//   //@store    each tile through this subgroup's scratch to `finish` (`finish_swiglu`, `finish_q`)
+// Generated before this file: WREG and ld_w8(n, k) (8 weights of row n from k: a vec4<u32> of
+// raw 16-bit pairs, or a mat2x4<f32> of dequantized weights), ld_x4(m, k) (4 x of row m, raw bits),
+// zeros past K / N / M; put_y(part, m, n, v) (output or partial `part` of output [m, n]).
 
-struct Params {
-    offs: array<vec4<u32>, 2>,
-    m: u32,
-    n: u32,
-    k: u32,
-    _pad0: u32,
-}
-@group(0) @binding(0) var<uniform> p: Params;
+// (Params and `p` come before: coop.rs's for 16-bit W, qcommon.wgsl's for quantized W.)
 
 const BN = WN * TN * T;
 const BMT = WM * TM * T;
 const TT = T * T;
 const TOK = BMT / 2u;
-const NT = NSG * LANES;
+const NT = NSG * SUBW;
+const BNO = BN / W_SPLIT; // outputs a workgroup (a quantized W's rows are two tile columns)
 const XS = BK + 8u;
-const WV = BN * BK / 8u; // 16-byte W loads a step
+const WV = BNO * BK / 8u; // 8-weight W loads a step
 const XV = TOK * BK / 4u; // 16-byte x loads a step
 
 var<workgroup> ws: array<f16, BN * XS>;
 var<workgroup> xs: array<f16, BMT * XS>;
 var<workgroup> red: array<f32, NSG * TT>;
 
-fn load_w(i: u32, n0: u32, k0: u32) -> vec4<u32> {
+fn load_w(i: u32, n0: u32, k0: u32) -> WREG {
     if (i >= WV) {
-        return vec4<u32>();
+        return WREG();
     }
     return ld_w8(n0 + i / (BK / 8u), k0 + (i % (BK / 8u)) * 8u);
 }
@@ -99,6 +96,39 @@ fn stage_w(i: u32, v: vec4<u32>) {
     ws[at + 7u] = d.y;
 }
 
+// A quantized W's 8 weights (dequantized exactly, f32) as hi and lo like x's: weight row r is tile
+// columns 2r (hi) and 2r + 1 (lo), so C[2t + a, 2r + b] = x_a · w_b and finish_q adds the four.
+fn stage_wq(i: u32, v: mat2x4<f32>) {
+    if (i >= WV) {
+        return;
+    }
+    let at = (i / (BK / 8u)) * 2u * XS + (i % (BK / 8u)) * 8u;
+    let a = split(bitcast<u32>(v[0].x));
+    let b = split(bitcast<u32>(v[0].y));
+    let c = split(bitcast<u32>(v[0].z));
+    let d = split(bitcast<u32>(v[0].w));
+    let e = split(bitcast<u32>(v[1].x));
+    let f = split(bitcast<u32>(v[1].y));
+    let g = split(bitcast<u32>(v[1].z));
+    let h = split(bitcast<u32>(v[1].w));
+    ws[at] = a.x;
+    ws[at + 1u] = b.x;
+    ws[at + 2u] = c.x;
+    ws[at + 3u] = d.x;
+    ws[at + 4u] = e.x;
+    ws[at + 5u] = f.x;
+    ws[at + 6u] = g.x;
+    ws[at + 7u] = h.x;
+    ws[at + XS] = a.y;
+    ws[at + XS + 1u] = b.y;
+    ws[at + XS + 2u] = c.y;
+    ws[at + XS + 3u] = d.y;
+    ws[at + XS + 4u] = e.y;
+    ws[at + XS + 5u] = f.y;
+    ws[at + XS + 6u] = g.y;
+    ws[at + XS + 7u] = h.y;
+}
+
 // hi and lo of x (see the top)
 // hi keeps x's sign, exponent and top ten mantissa bits (an f16 value in f16's normal range, cut in
 // the integer domain); lo = x - hi is exact in f32 and rounds to f16 with 11 more bits. A compiler
@@ -133,7 +163,7 @@ fn stage_x(i: u32, v: vec4<u32>) {
 // of the K-groups whose first subgroup is `grp`, their partials in red[(grp + s) * TT ..]: hi
 // rows summed over s, lo rows likewise, then hi + lo.
 fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
-    for (var q = q0; q < TT / 2u; q += KS * LANES) {
+    for (var q = q0; q < TT / 2u; q += KS * SUBW) {
         let t = q / T;
         let c = q % T;
         let e = grp * TT + 2u * t * T + c;
@@ -156,7 +186,7 @@ fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
 // pair sums both exactly as `finish` does and stores swiglu_pairs.wgsl's formula of them at
 // [m, (n0 + c0 + c) / 2] (N even).
 fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
-    for (var q = q0; q < TT / 4u; q += KS * LANES) {
+    for (var q = q0; q < TT / 4u; q += KS * SUBW) {
         let t = q / (T / 2u);
         let c = 2u * (q % (T / 2u));
         let e = grp * TT + 2u * t * T + c;
@@ -179,17 +209,43 @@ fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u3
     }
 }
 
+// `finish` for a quantized W (W_SPLIT 2): output (t, o) of the tile is x_hi·w_hi + x_lo·w_hi +
+// x_hi·w_lo + x_lo·w_lo, tile entries (2t, 2o), (2t + 1, 2o), (2t, 2o + 1), (2t + 1, 2o + 1), each
+// summed over the K-groups first; the tile's outputs start at column c0 / 2.
+fn finish_q(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
+    for (var q = q0; q < TT / 4u; q += KS * SUBW) {
+        let t = q / (T / 2u);
+        let o = q % (T / 2u);
+        let e = grp * TT + 2u * t * T + 2u * o;
+        var hh = red[e];
+        var lh = red[e + T];
+        var hl = red[e + 1u];
+        var ll = red[e + T + 1u];
+        for (var s = 1u; s < KS; s++) {
+            hh += red[e + s * TT];
+            lh += red[e + s * TT + T];
+            hl += red[e + s * TT + 1u];
+            ll += red[e + s * TT + T + 1u];
+        }
+        let m = m0 + r0 / 2u + t;
+        let n = n0 + c0 / 2u + o;
+        if (m < p.m && n < p.n) {
+            put_y(part, m, n, (hh + lh) + (hl + ll));
+        }
+    }
+}
+
 @compute @workgroup_size(NT)
 fn linear_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32, @builtin(subgroup_id) sg: u32,
                @builtin(subgroup_invocation_id) lane: u32) {
     // No early return for the grid's spare workgroups (cooperative ops want uniform control
     // flow): their tokens start past M, so they stage zeros and store nothing.
-    let nb = (p.n + BN - 1u) / BN;
+    let nb = (p.n + BNO - 1u) / BNO;
     let tiles = nb * ((p.m + TOK - 1u) / TOK);
     let g = group_index(wid, nwg);
     let part = g / tiles; // the K split (0 unsplit; past the last one: a spare workgroup)
-    let n0 = (g % tiles % nb) * BN;
+    let n0 = (g % tiles % nb) * BNO;
     var k0 = 0u;
     var ke = p.k;
     if (KC > 0u) {

@@ -152,18 +152,29 @@ pub(super) fn aligned(k: usize, x_off: usize, w_off: usize) -> bool {
 }
 
 /// The kernel key and constants of `c` for W of dtype `wd` (x and y f32), with the swiglu epilogue
-/// or not.
+/// or not. A quantized W (no swiglu) is bound as words; `aligned` is then about x alone.
 pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKey, Vec<(&'static str, String)>) {
+    let quant = wd.is_quant();
     assert!(
-        c.valid() && matches!(wd, DType::F16 | DType::BF16),
+        c.valid() && (matches!(wd, DType::F16 | DType::BF16) || quant && !swiglu),
         "linear coop: {c:?} {wd}"
     );
-    let bindings = if aligned {
-        vec![read4("x", DType::F32), read4("w", wd), write("y", DType::F32)]
+    let x = if aligned {
+        read4("x", DType::F32)
     } else {
-        vec![read("x", DType::F32), read("w", wd), write("y", DType::F32)]
+        read("x", DType::F32)
     };
-    let wk = if wd == DType::F16 { 1 } else { 2 };
+    let w = if aligned || quant {
+        read4("w", wd)
+    } else {
+        read("w", wd)
+    };
+    let bindings = vec![x, w, write("y", DType::F32)];
+    let wk = match wd {
+        DType::F16 => 1,
+        DType::BF16 => 2,
+        _ => 0,
+    };
     let consts = [
         ("W_KIND", wk),
         ("WN", c.wn),
@@ -175,7 +186,8 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
         ("KC", c.kc),
         ("NSG", c.nsg()),
         ("T", c.t),
-        ("LANES", c.lanes),
+        ("SUBW", c.lanes),
+        ("W_SPLIT", if quant { 2 } else { 1 }),
     ]
     .map(|(n, v)| (n, format!("{v}u")))
     .to_vec();
@@ -192,34 +204,37 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
     (key, consts)
 }
 
-/// The loaders of the aligned (16-byte) or scalar path: ld_w8(n, k), ld_x4(m, k), raw bits,
-/// zeros past N / M and K (k is a multiple of 8 / 4; in the scalar path each element is checked).
-fn loaders(aligned: bool) -> &'static str {
-    if aligned {
-        "fn ld_w8(n: u32, k: u32) -> vec4<u32> {
-    if (n >= p.n || k >= p.k) { return vec4<u32>(); }
-    return w_v4[(p.offs[0].y + n * p.k + k) >> 3u];
+/// Where W comes from: 16-bit rows (Params and loaders here), or a quantized matrix (`prefix`:
+/// qcommon.wgsl with its Params, the type's constants and its type file, whose `wq4` dequantizes).
+pub(super) enum WSrc<'a> {
+    Half,
+    Quant { prefix: &'a str },
 }
-fn ld_x4(m: u32, k: u32) -> vec4<u32> {
+
+/// Params of the 16-bit path (linear/mod.rs `Params`).
+const PARAMS: &str = "struct Params {
+    offs: array<vec4<u32>, 2>,
+    m: u32,
+    n: u32,
+    k: u32,
+    _pad0: u32,
+}
+@group(0) @binding(0) var<uniform> p: Params;
+";
+
+/// The x loader of the aligned (16-byte) or scalar path: ld_x4(m, k), raw bits, zeros past M and
+/// K (k a multiple of 4; in the scalar path each element is checked).
+fn x_loader(aligned: bool) -> &'static str {
+    if aligned {
+        "fn ld_x4(m: u32, k: u32) -> vec4<u32> {
     if (m >= p.m || k >= p.k) { return vec4<u32>(); }
     return x_v4[(p.offs[0].x + m * p.k + k) >> 2u];
 }
 "
     } else {
-        "fn w_bits(n: u32, k: u32) -> u32 {
-    if (n >= p.n || k >= p.k) { return 0u; }
-    return ldbits_w(n * p.k + k);
-}
-fn x_bits(m: u32, k: u32) -> u32 {
+        "fn x_bits(m: u32, k: u32) -> u32 {
     if (m >= p.m || k >= p.k) { return 0u; }
     return ldbits_x(m * p.k + k);
-}
-fn ld_w8(n: u32, k: u32) -> vec4<u32> {
-    var v = vec4<u32>();
-    for (var j = 0u; j < 4u; j++) {
-        v[j] = w_bits(n, k + 2u * j) | (w_bits(n, k + 2u * j + 1u) << 16u);
-    }
-    return v;
 }
 fn ld_x4(m: u32, k: u32) -> vec4<u32> {
     return vec4<u32>(x_bits(m, k), x_bits(m, k + 1u), x_bits(m, k + 2u), x_bits(m, k + 3u));
@@ -228,12 +243,59 @@ fn ld_x4(m: u32, k: u32) -> vec4<u32> {
     }
 }
 
+/// The W loader: ld_w8(n, k), 8 weights of row n from k (a multiple of 8), zeros past N and K. A
+/// 16-bit W as raw pairs (16 bytes where aligned, else each element checked), a quantized one
+/// dequantized by the type file's `wq4` (K is whole blocks, so 8 weights never straddle its end).
+fn w_loader(w: &WSrc, aligned: bool) -> &'static str {
+    match (w, aligned) {
+        (WSrc::Quant { .. }, _) => {
+            "alias WREG = mat2x4<f32>;
+fn ld_w8(n: u32, k: u32) -> mat2x4<f32> {
+    if (n >= p.n || k >= p.k) { return mat2x4<f32>(); }
+    let rb = p.wbase + n * p.rowb;
+    return mat2x4<f32>(wq4(rb, k), wq4(rb, k + 4u));
+}
+"
+        }
+        (WSrc::Half, true) => {
+            "alias WREG = vec4<u32>;
+fn ld_w8(n: u32, k: u32) -> vec4<u32> {
+    if (n >= p.n || k >= p.k) { return vec4<u32>(); }
+    return w_v4[(p.offs[0].y + n * p.k + k) >> 3u];
+}
+"
+        }
+        (WSrc::Half, false) => {
+            "alias WREG = vec4<u32>;
+fn w_bits(n: u32, k: u32) -> u32 {
+    if (n >= p.n || k >= p.k) { return 0u; }
+    return ldbits_w(n * p.k + k);
+}
+fn ld_w8(n: u32, k: u32) -> vec4<u32> {
+    var v = vec4<u32>();
+    for (var j = 0u; j < 4u; j++) {
+        v[j] = w_bits(n, k + 2u * j) | (w_bits(n, k + 2u * j + 1u) << 16u);
+    }
+    return v;
+}
+"
+        }
+    }
+}
+
 /// The WGSL body of `c` from `src` (the text of shaders/linear_coop.wgsl): its `enable` lines,
-/// then the loaders, then the rest with the `//@` lines unrolled.
+/// then Params and the loaders, then the rest with the `//@` lines unrolled.
 pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> String {
+    coop_body_of(src, c, aligned, swiglu, WSrc::Half)
+}
+
+/// `coop_body` for W from `w`.
+pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: WSrc) -> String {
+    let quant = matches!(w, WSrc::Quant { .. });
     let Coop { tn, tm, ks, bk, t, .. } = c;
     let nt = c.nsg() * c.lanes;
-    let (wv, xv) = (c.bn() * bk / 8, c.tok() * bk / 4);
+    let w_split = if quant { 2 } else { 1 };
+    let (wv, xv) = (c.bn() / w_split * bk / 8, c.tok() * bk / 4);
     let (lw, lx) = (wv.div_ceil(nt), xv.div_ceil(nt));
     let tiles = || (0..tm).flat_map(move |i| (0..tn).map(move |j| (i, j)));
     let mut decl = String::new();
@@ -242,9 +304,10 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
     }
     let (mut load, mut stage) = (String::new(), String::new());
     for j in 0..lw {
-        decl += &format!("var wv{j} = vec4<u32>();\n");
+        let st = if quant { "stage_wq" } else { "stage_w" };
+        decl += &format!("var wv{j} = WREG();\n");
         load += &format!("wv{j} = load_w(lid + {j}u * NT, n0, k0);\n");
-        stage += &format!("stage_w(lid + {j}u * NT, wv{j});\n");
+        stage += &format!("{st}(lid + {j}u * NT, wv{j});\n");
     }
     for j in 0..lx {
         decl += &format!("var xv{j} = vec4<u32>();\n");
@@ -268,12 +331,18 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
         mma += "}\n";
     }
     // split K: the raw sums go to the partials (linear_splitk.wgsl takes the swiglu)
-    let finish = if swiglu && c.kc == 0 { "finish_swiglu" } else { "finish" };
+    let finish = if quant {
+        "finish_q"
+    } else if swiglu && c.kc == 0 {
+        "finish_swiglu"
+    } else {
+        "finish"
+    };
     let mut store = String::new();
     for (i, j) in tiles() {
         store += &format!(
             "coopStoreT(c{i}_{j}, &red[sg * TT], T);\nworkgroupBarrier();\n\
-             {finish}(ks * LANES + lane, sg - ks, (wm * TM + {i}u) * T, (wn * TN + {j}u) * T, m0, n0, part);\n\
+             {finish}(ks * SUBW + lane, sg - ks, (wm * TM + {i}u) * T, (wn * TN + {j}u) * T, m0, n0, part);\n\
              workgroupBarrier();\n"
         );
     }
@@ -302,7 +371,15 @@ pub(super) fn coop_body(src: &str, c: Coop, aligned: bool, swiglu: bool) -> Stri
     } else {
         "fn put_y(part: u32, m: u32, n: u32, v: f32) { st_y((part * p.m + m) * p.n + n, v); }\n"
     };
-    format!("{enables}{}{put_y}{filled}", loaders(aligned))
+    let params = match w {
+        WSrc::Half => PARAMS,
+        WSrc::Quant { prefix } => prefix,
+    };
+    format!(
+        "{enables}{params}\n{}{}{put_y}{filled}",
+        x_loader(aligned),
+        w_loader(&w, aligned)
+    )
 }
 
 /// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a

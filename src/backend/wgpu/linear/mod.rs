@@ -21,6 +21,7 @@
 mod add_norm;
 mod body;
 mod coop;
+mod coop_quant;
 mod norm_after;
 mod rope_kv_after;
 #[cfg(test)]
@@ -39,6 +40,7 @@ use crate::tensor::Tensor;
 pub use add_norm::supports_add_norm;
 use body::{body, Plan};
 use bytemuck::{Pod, Zeroable};
+pub use coop_quant::{quant_coop_plan, record_quant_coop};
 pub use norm_after::{record_norm_after, supports_norm_after};
 pub use rope_kv_after::{record_rope_kv_after, supports_rope_kv_after};
 

@@ -95,6 +95,27 @@ fn forced_plans_match_cpu() {
     }
 }
 
+/// `body` with `key`'s binding prelude through naga: parsed, validated, written as SPIR-V.
+fn to_spirv(key: &KernelKey, body: &str, consts: &[(&'static str, String)]) {
+    use crate::backend::wgpu::context::kernel_source_with;
+    use crate::backend::wgpu::shaders::embedded;
+    let src = kernel_source_with(embedded("common.wgsl"), key, body, consts);
+    let label = key.label();
+    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
+    let opts = naga::back::spv::Options {
+        lang_version: (1, 6),
+        ..Default::default()
+    };
+    let pipe = naga::back::spv::PipelineOptions {
+        shader_stage: naga::ShaderStage::Compute,
+        entry_point: key.entry.into(),
+    };
+    naga::back::spv::write_vec(&module, &info, &opts, Some(&pipe)).unwrap_or_else(|e| panic!("{label}: {e:?}"));
+}
+
 /// Every coop candidate's full WGSL (both W dtypes, aligned and scalar loaders) on 16x16 matrices
 /// in subgroups of 32 (NVIDIA) and 8x8 ones in subgroups of 8 (lavapipe) or 32 (Apple) through
 /// naga: parsed, validated and written as SPIR-V. Bookworm's lavapipe has no cooperative matrices:
@@ -102,7 +123,6 @@ fn forced_plans_match_cpu() {
 /// linear::sweep the 16x16 ones on a GPU that has them.
 #[test]
 fn coop_kernels_compile_to_spirv() {
-    use crate::backend::wgpu::context::kernel_source_with;
     use crate::backend::wgpu::shaders::embedded;
     let mut n = 0;
     let every = [(16, 32), (8, 8), (8, 32)];
@@ -119,29 +139,34 @@ fn coop_kernels_compile_to_spirv() {
             for (aligned, swiglu) in [(true, false), (false, false), (true, true)] {
                 let (key, consts) = coop::spec(c, wd, aligned, swiglu);
                 let body = coop::coop_body(embedded("linear_coop.wgsl"), c, aligned, swiglu);
-                let src = kernel_source_with(embedded("common.wgsl"), &key, &body, &consts);
-                let label = key.label();
-                let module = naga::front::wgsl::parse_str(&src)
-                    .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
-                let info =
-                    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-                        .validate(&module)
-                        .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(&src)));
-                let opts = naga::back::spv::Options {
-                    lang_version: (1, 6),
-                    ..Default::default()
-                };
-                let pipe = naga::back::spv::PipelineOptions {
-                    shader_stage: naga::ShaderStage::Compute,
-                    entry_point: "linear_coop".into(),
-                };
-                naga::back::spv::write_vec(&module, &info, &opts, Some(&pipe))
-                    .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+                to_spirv(&key, &body, &consts);
                 n += 1;
             }
         }
     }
     assert_eq!(n, coop::CANDIDATES.len() * 6 * every.len());
+    // a quantized W (coop_quant.rs: the GEMM shape, every type file, x aligned or not)
+    let every_quant = [
+        DType::Q8_0,
+        DType::Q4_0,
+        DType::IQ4NL,
+        DType::Q4_1,
+        DType::Q4K,
+        DType::Q6K,
+    ];
+    for (t, l) in every {
+        let c = COOP_GEMM.on(t, l);
+        for wd in every_quant {
+            for aligned in [true, false] {
+                let (key, consts) = coop::spec(c, wd, aligned, false);
+                let (ty, extra) = crate::backend::wgpu::quant::type_src(wd);
+                let prefix = format!("{}\n{extra}{}\n", embedded("qcommon.wgsl"), embedded(ty));
+                let src = embedded("linear_coop.wgsl");
+                let body = coop::coop_body_of(src, c, aligned, false, coop::WSrc::Quant { prefix: &prefix });
+                to_spirv(&key, &body, &consts);
+            }
+        }
+    }
     // the split-K second pass, plain and swiglu, at the fewest and most splits of Qwen3-0.6B
     for (swiglu, s) in [(false, 2), (true, 4), (false, 12)] {
         let key = KernelKey {
@@ -151,11 +176,7 @@ fn coop_kernels_compile_to_spirv() {
         };
         let consts = [("WG", "128u".to_string()), ("SWIGLU", swiglu.to_string())];
         let body = fill(embedded("linear_splitk.wgsl"), &[("sum", split_sum(s))]);
-        let src = kernel_source_with(embedded("common.wgsl"), &key, &body, &consts);
-        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("linear_splitk: {}", e.emit_to_string(&src)));
+        to_spirv(&key, &body, &consts);
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 const XLIMB_BOUND: &str = "fn xlimb(i: u32) -> vec4<u32> {\n    return x_v4[i];\n}\nfn xbase(xr: u32) -> u32 {\n    return p.offs[0].x / 4u + xr / 64u * 14u;\n}\nfn xstride() -> u32 {\n    return p.k / 64u;\n}\nfn xslot() -> u32 {\n    return 1u;\n}\n";
 
 /// The type file of a quantized dtype and its extra constants.
-fn type_src(d: DType) -> (&'static str, &'static str) {
+pub(in crate::backend::wgpu) fn type_src(d: DType) -> (&'static str, &'static str) {
     match d {
         DType::Q8_0 => ("q8_0.wgsl", ""),
         DType::Q4_0 => ("q4_0.wgsl", "const IQ = false;\n"),

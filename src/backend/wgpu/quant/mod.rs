@@ -18,6 +18,9 @@
 //!   matrices its integer-dot lanes (q4_k_dp.wgsl) over x as byte limbs (limbs.wgsl) from the
 //!   xlimbs.wgsl pre-pass or made by the workgroup (entry shaders/qmatvec_xs.wgsl).
 //! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
+//! * A prefill (batch invariance off, M from 64, f32 x and y) where the adapter has cooperative
+//!   matrices: linear/coop_quant.rs, the tensor-core GEMM with this type file's `wq4` as its
+//!   weight loader.
 //!
 //! The weight's position is passed as a byte offset (`wbase`) in Params; the dispatcher's element
 //! offset slot for it is unused.
@@ -35,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
+pub(super) use launch::type_src;
 use launch::{body, launch_linear};
 use plan::{lanes, sg32, Kind, Lanes};
 
@@ -108,7 +112,12 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
     if m == 0 || n == 0 {
         return Ok(());
     }
-    // The matvec for every M (one x row a workgroup: W is read M times, mostly from cache), so a
+    // A prefill (batch invariance off, M from linear's COOP_FROM) on the tensor cores where the
+    // adapter has them (linear/coop_quant.rs).
+    if let Some(c) = super::linear::quant_coop_plan(b, x, w, y) {
+        return super::linear::record_quant_coop(b, c, x, w, y);
+    }
+    // Else the matvec for every M (one x row a workgroup: W is read M times, mostly from cache), so a
     // row of y is the same bits whatever M is (batch-invariant serving; see linear::plan).
     let kind = match lanes(b, x, w)? {
         Lanes::LimbsWg => Kind::Matvec {
