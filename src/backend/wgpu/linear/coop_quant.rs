@@ -8,7 +8,7 @@
 use super::coop::{self, Coop, WSrc};
 use super::{COOP_FROM, COOP_GEMM};
 use crate::backend::wgpu::kernel::grid;
-use crate::backend::wgpu::quant::{type_src, wbase, Params};
+use crate::backend::wgpu::quant::{type_src, Params};
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -41,16 +41,7 @@ pub fn record_quant_coop(b: &WgpuBackend, c: Coop, x: &Tensor, w: &Tensor, y: &T
     let aligned = k % 4 == 0 && x.offset % 4 == 0;
     let (key, consts) = coop::spec(c, w.dtype, aligned, false);
     let body = body(b, c, aligned, w.dtype);
-    let p = Params {
-        offs: [0; 8],
-        m: m as u32,
-        n: n as u32,
-        k: k as u32,
-        wbase: wbase(w, "linear")?,
-        rowb: w.dtype.nbytes(k) as u32,
-        first: 0,
-        pad: [0; 2],
-    };
+    let p = Params::linear(x, w)?;
     // a weight row is two tile columns: BN / 2 outputs a workgroup
     let groups = n.div_ceil(c.bn() as usize / 2) * m.div_ceil(c.tok() as usize);
     if groups > u32::MAX as usize {

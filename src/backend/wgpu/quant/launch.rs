@@ -1,7 +1,7 @@
 //! Recording a quantized linear: the kernel's WGSL body from the device's sources, its
 //! constants and key for a plan, and the xlimbs.wgsl pre-pass where the lanes need it.
 use super::plan::{matvec_plan, xs_chunk, xs_shape, Kind, Lanes};
-use super::{wbase, x_kind, Params, LIMB_WORDS};
+use super::{x_kind, Params, LIMB_WORDS};
 use crate::backend::wgpu::kernel::{grid, read, read4, write, KernelKey};
 use crate::backend::wgpu::shaders::select_sg;
 use crate::backend::wgpu::WgpuBackend;
@@ -162,17 +162,7 @@ pub(super) fn launch_linear(
         ],
         variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
     };
-    let rowb = w.dtype.nbytes(k) as u32;
-    let p = Params {
-        offs: [0; 8],
-        m: m as u32,
-        n: n as u32,
-        k: k as u32,
-        wbase: wbase(w, "linear")?,
-        rowb,
-        first: 0,
-        pad: [0; 2],
-    };
+    let p = Params::linear(x, w)?;
     let xb = match kind {
         Kind::Matvec {
             lanes: Lanes::Limbs, ..

@@ -61,6 +61,23 @@ pub(super) struct Params {
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
+impl Params {
+    /// A linear's: x [M, K], the quantized w [N, K] (its byte offset and row bytes).
+    pub(super) fn linear(x: &Tensor, w: &Tensor) -> Result<Self> {
+        let k = x.shape[1];
+        Ok(Params {
+            offs: [0; 8],
+            m: x.shape[0] as u32,
+            n: w.shape[0] as u32,
+            k: k as u32,
+            wbase: wbase(w, "linear")?,
+            rowb: w.dtype.nbytes(k) as u32,
+            first: 0,
+            pad: [0; 2],
+        })
+    }
+}
+
 pub(super) fn x_kind(d: DType) -> u32 {
     match d {
         DType::F32 => 0,
