@@ -58,7 +58,8 @@ impl Coop {
             k.div_ceil(self.kc as usize).max(1)
         }
     }
-    /// weight rows (outputs) a workgroup
+    /// tile columns a workgroup: its weight rows (outputs) for a 16-bit W; a quantized W's rows
+    /// take two each (hi, lo: coop_quant.rs)
     pub fn bn(&self) -> u32 {
         self.wn * self.tn * self.t
     }
