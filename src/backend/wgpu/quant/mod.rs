@@ -62,8 +62,14 @@ pub(super) struct Params {
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
 impl Params {
-    /// A linear's: x [M, K], the quantized w [N, K] (its byte offset and row bytes).
-    pub(super) fn linear(x: &Tensor, w: &Tensor) -> Result<Self> {
+    /// A linear's: x [M, K], the quantized w [N, K] (its byte offset and row bytes), y; x and y
+    /// must end below u32 element indices (the kernels' index type).
+    pub(super) fn linear(x: &Tensor, w: &Tensor, y: &Tensor) -> Result<Self> {
+        for t in [x, y] {
+            if t.offset + t.numel() + 4 > u32::MAX as usize {
+                return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
+            }
+        }
         let k = x.shape[1];
         Ok(Params {
             offs: [0; 8],
