@@ -181,7 +181,15 @@ pub fn cases() -> Vec<Case> {
     v.extend(kv_write_cases());
     for (hq, hkv, dh, bs, seqs, share) in scenarios() {
         for kv in KV {
-            v.push(paged_attention_case(hq, hkv, dh, bs, &seqs, share, kv));
+            v.push(paged_attention_case(hq, hkv, dh, bs, &seqs, share, kv, 1.0));
+        }
+    }
+    // a lone sequence's prefill with sharp scores (queries of deviation 8: a row's max grows
+    // by e^8 and more from one key block to a later one, so the online softmax's rescale
+    // matters), from the first row and after a cached prefix
+    for (hq, hkv, dh, seqs) in [(4, 2, 128, vec![(48, 48)]), (4, 2, 64, vec![(40, 150)])] {
+        for kv in KV {
+            v.push(paged_attention_case(hq, hkv, dh, 16, &seqs, false, kv, 8.0));
         }
     }
     for (hq, hkv, dh, bs, seqs, share, rot) in gated_scenarios() {
@@ -192,7 +200,8 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// paged_attention over `seqs`: every key row (cached and this step's) already in the pools.
+/// paged_attention over `seqs`: every key row (cached and this step's) already in the pools;
+/// queries of deviation `q_std`.
 pub fn paged_attention_case(
     hq: usize,
     hkv: usize,
@@ -201,8 +210,14 @@ pub fn paged_attention_case(
     seqs: &[(usize, usize)],
     share: bool,
     kv: DType,
+    q_std: f32,
 ) -> Case {
-    let tag0 = format!("Hkv{hkv},dh{dh}");
+    let sharp = if q_std == 1.0 {
+        String::new()
+    } else {
+        format!(",q{q_std}")
+    };
+    let tag0 = format!("Hkv{hkv},dh{dh}{sharp}");
     let s = seed(&format!("paged{tag0}{seqs:?}{bs}{share}"));
     let l = PagedLayout::new(bs, seqs, share, 3, s);
     let tag = format!("kv{kv},{tag0},{}", l.tag(share));
@@ -217,7 +232,7 @@ pub fn paged_attention_case(
             block_size: bs,
         },
         vec![
-            input(DType::F32, &[l.t(), hq, dh], normal(s + 1, 1.0)),
+            input(DType::F32, &[l.t(), hq, dh], normal(s + 1, q_std)),
             input(kv, &pool_shape, Init::Values(l.pool(row, s + 2, kv_len))),
             input(kv, &pool_shape, Init::Values(l.pool(row, s + 3, kv_len))),
             input(DType::U32, &[seqs.len(), l.mb], Init::U32s(l.tables.clone())),
