@@ -260,17 +260,22 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> 
     }
     let tl = tile_for(b, dh, t, hq)
         .ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
+    Ok(prefill_plan(b, tl, t, dh))
+}
+
+/// The prefill kernel of tile `tl` for T queries (`plan`'s pick, or a sweep's candidate).
+pub(super) fn prefill_plan(b: &WgpuBackend, tl: Tile, t: usize, dh: usize) -> Plan {
     let sg = tl.sg(b);
-    let mut consts = vec![dh4];
+    let mut consts = vec![("DH4", format!("{}u", dh / 4))];
     consts.extend(tl.consts());
-    Ok(Plan {
+    Plan {
         decode: false,
         nqb: t.div_ceil(tl.bq),
         tile: Some((tl, sg)),
         dh4: dh / 4,
         variant: tl.variant(dh, sg),
         consts,
-    })
+    }
 }
 
 /// `fn ld4_{name}(i) -> vec4<f32>`: elements i..i+4 of a read binding at `slot` (i % 4 == 0
@@ -308,6 +313,12 @@ pub(super) fn ld4_with(name: &str, slot: usize, dt: DType, even: bool) -> String
 }
 
 pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    record_with(b, op, i, o, None)
+}
+
+/// `record`, a prefill (T > 1) on `tile` where one is given instead of `plan`'s pick (the tile
+/// sweep's candidates; a tile must fit the device's workgroup memory).
+pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor], tile: Option<Tile>) -> Result<()> {
     let Op::Attention { n_past, scale } = *op else {
         unreachable!()
     };
@@ -318,7 +329,10 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         read("v", i[2].dtype),
         write("o", o[0].dtype),
     ];
-    let plan = plan(b, op, t, hq, dh)?;
+    let plan = match tile {
+        Some(tl) if t > 1 => prefill_plan(b, tl, t, dh),
+        _ => plan(b, op, t, hq, dh)?,
+    };
     let helpers: String = (bindings.iter().take(3).enumerate())
         .map(|(slot, bd)| ld4(bd.name, slot, bd.dtype))
         .collect();

@@ -6,6 +6,8 @@
 //! written once per submit.
 mod attention;
 mod attention_prefill;
+#[cfg(test)]
+mod attention_sweep;
 mod bandwidth;
 mod causal_conv1d;
 mod context;

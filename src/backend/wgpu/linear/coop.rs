@@ -387,7 +387,7 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 32] = [
+pub(crate) const CANDIDATES: [Coop; 34] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -420,6 +420,10 @@ pub(crate) const CANDIDATES: [Coop; 32] = [
     Coop::new(2, 2, 4, 2, 1, 64),
     Coop::new(2, 4, 2, 2, 1, 64),
     Coop::new(4, 2, 2, 4, 1, 64),
+    // larger GEMM tiles than COOP_GEMM's (the largest was the fastest at M = 2048): twice the
+    // weight rows or twice the tokens a workgroup, 16 subgroups
+    Coop::new(8, 2, 2, 4, 1, 32), // BN 256, 64 tokens
+    Coop::new(4, 2, 4, 4, 1, 32), // BN 128, 128 tokens
     // K split across workgroups (the many-rows family)
     Coop::new(2, 2, 1, 2, 1, 64).split(MANY_ROWS_KC),
     Coop::new(4, 2, 2, 4, 1, 64).split(MANY_ROWS_KC),
@@ -427,8 +431,8 @@ pub(crate) const CANDIDATES: [Coop; 32] = [
     Coop::new(4, 2, 2, 4, 1, 64).split(512),
 ];
 
-/// `Plan::Coop` of every candidate.
+/// `Plan::Coop` of every candidate on T x T matrices in subgroups of `lanes` (`Coop::on`).
 #[cfg(test)]
-pub(crate) fn plans() -> Vec<super::Plan> {
-    CANDIDATES.iter().map(|&c| super::Plan::Coop(c)).collect()
+pub(crate) fn plans(t: u32, lanes: u32) -> Vec<super::Plan> {
+    CANDIDATES.iter().map(|&c| super::Plan::Coop(c.on(t, lanes))).collect()
 }

@@ -194,7 +194,13 @@ fn coop_checks(b: &WgpuBackend) -> Vec<String> {
     println!("coop checks: references in {:.1} s", t0.elapsed().as_secs_f64());
     // the first M64 result of each KS: plans of one KS should give the same bits (printed, not failed)
     let mut by_ks: Vec<(u32, String, Vec<f32>)> = vec![];
-    for c in coop::CANDIDATES.into_iter().filter(|&c| coop::fits(b, c)) {
+    // each candidate at the adapter's matrix size and subgroup size (16 and 32 on NVIDIA, 8 and 8 on
+    // Mesa 26's lavapipe)
+    let on_b = coop::plans(b.caps.coop_tile, b.caps.subgroup_min);
+    for c in on_b.into_iter().filter_map(|p| match p {
+        Plan::Coop(c) if coop::fits(b, c) => Some(c),
+        _ => None,
+    }) {
         let plan = Plan::Coop(c);
         let v = c.variant();
         let got = match run_f32(b, plan, &gx, &gw, &gy) {
@@ -349,7 +355,7 @@ fn sweep() {
                     cands.push(chosen);
                 }
                 let n_matvec = cands.len();
-                cands.extend(coop::plans());
+                cands.extend(coop::plans(b.caps.coop_tile, b.caps.subgroup_min));
                 let mut rows = vec![];
                 let mut empty = f64::MAX;
                 let gpu_empty = gpu_secs_per_op(&b, tiny_plan, &tiny.0, &tiny.1, &tiny.2, 500).unwrap();
