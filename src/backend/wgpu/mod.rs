@@ -27,6 +27,8 @@ mod paged_attention_lone;
 mod paged_attention_prefill;
 mod paged_gated_split;
 mod penalties;
+#[cfg(test)]
+mod phase_chain_probe;
 pub mod portability;
 mod profile;
 mod qlayout;
