@@ -159,9 +159,11 @@ enum Mode {
     Chain,
     Grid,
     GridPrefetch,
-    /// GridPrefetch with every invocation waiting at the grid barrier itself: on lavapipe thread
-    /// 0's wait and a workgroup barrier after it let other invocations read x early (two
-    /// workgroups, 24 phases: a wrong x in most runs; every invocation waiting: none in 8)
+    /// GridPrefetch with every invocation waiting at the grid barrier itself. On lavapipe, with
+    /// thread 0 waiting for its workgroup, two workgroups over 24 phases read a wrong x in one run
+    /// of three to eight (with workgroup barriers added before the arrival and after the wait
+    /// too); with every invocation waiting, in none of 12. The cause is not found; the H200 read
+    /// right with thread 0 waiting (grid_sync_probe).
     GridPrefetchAll,
 }
 
