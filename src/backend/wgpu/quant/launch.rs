@@ -169,10 +169,14 @@ pub(super) fn launch_linear(
                         Lanes::V4 => "v4",
                         _ => "",
                     },
+                    // (the norm weight's 1 + w and the epilogue are constants of the kernel)
                     match norm {
-                        Some(QNorm { swiglu: true, .. }) => "ns",
-                        Some(_) => "n",
-                        None => "",
+                        Some(nm) => format!(
+                            "n{}{}",
+                            if nm.unit_offset { "1" } else { "" },
+                            if nm.swiglu { "s" } else { "" }
+                        ),
+                        None => String::new(),
                     }
                 ),
             )

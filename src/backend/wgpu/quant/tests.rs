@@ -154,9 +154,10 @@ fn forced_variants_match_cpu() {
     }
 }
 
-/// add_rms_norm_linear's quantized matvec (x read as rms_norm(a + b, 1 + nw), qx_norm.wgsl) in
-/// forced shapes, with and without subgroups (the harness's cases run plan.rs's shape with them
-/// only on llvmpipe), on the word and vec4 lanes, plain and with the swiglu epilogue: y and the
+/// add_rms_norm_linear's quantized matvec (x read as rms_norm(a + b, nw), qx_norm.wgsl) in forced
+/// shapes, with and without subgroups (the harness's cases run plan.rs's shape with them only on
+/// llvmpipe), on the word and vec4 lanes, plain and with the swiglu epilogue, the norm weight
+/// 1 + w and then w of the same dtype (a kernel of each: the flag is part of its key): y and the
 /// stored sum against the CPU's composition.
 #[test]
 fn normed_variants_match_cpu() {
@@ -167,10 +168,10 @@ fn normed_variants_match_cpu() {
     let (m, k, n) = (3, 512, 14);
     let cpu = CpuBackend::new();
     for wd in [DType::Q4K, DType::Q4_1] {
-        for swiglu in [false, true] {
+        for (swiglu, unit) in [(false, true), (true, true), (false, false)] {
             let op = Op::AddRmsNormLinear {
                 eps: 1e-5,
-                unit_offset: true,
+                unit_offset: unit,
                 swiglu,
             };
             let ins = [
@@ -206,7 +207,7 @@ fn normed_variants_match_cpu() {
                         let got = run(&b, &|i, o| {
                             let norm = QNorm {
                                 eps: 1e-5,
-                                unit_offset: true,
+                                unit_offset: unit,
                                 swiglu,
                                 b: i[1],
                                 nw: i[2],
@@ -219,7 +220,7 @@ fn normed_variants_match_cpu() {
                             let r = compare(DType::F32, &got[j], &want[j], tolerance("linear", DType::F32));
                             assert!(
                                 r.is_ok(),
-                                "{wd} {kind:?} {shape:?} swiglu {swiglu}: {what}: {}",
+                                "{wd} {kind:?} {shape:?} swiglu {swiglu} 1 + w {unit}: {what}: {}",
                                 r.unwrap_err()
                             );
                         }
