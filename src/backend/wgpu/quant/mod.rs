@@ -40,7 +40,7 @@ use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 pub(super) use launch::type_src;
 use launch::{body, launch_linear, QNorm};
-use plan::{has_v4, lanes, sg32, Kind, Lanes};
+use plan::{lanes, limb_sized, sg32, v4_rows, Kind, Lanes};
 
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
 const LIMB_WORDS: usize = 28;
@@ -161,7 +161,7 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
 /// apart.
 pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc) -> Support {
     let (n, k) = (w.shape[0], w.shape[1]);
-    if w.dtype == DType::Q4K && k >= 2048 && n * k >= b.tuning.limbs_wg_min {
+    if limb_sized(b, w.dtype, n, k) {
         return Support::No(format!(
             "a q4_k weight [{n}, {k}] takes the integer-dot lanes, which read x as limbs of the stored rows: \
              add_rms_norm, then the linear"
@@ -184,8 +184,7 @@ pub fn record_add_norm(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -
         unreachable!("quant::record_add_norm got {}", op.name())
     };
     let (a, w) = (i[0], i[3]);
-    let rowb = w.dtype.nbytes(w.shape[1]);
-    let lanes = match has_v4(w.dtype) && wbase(w, "linear")? % 16 == 0 && rowb % 16 == 0 {
+    let lanes = match v4_rows(w)? {
         true => Lanes::V4,
         false => Lanes::Words,
     };
