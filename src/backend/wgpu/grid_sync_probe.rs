@@ -7,6 +7,7 @@
 //! the probe also shows whether the barrier makes the writes visible. A grid barrier needs every
 //! workgroup of the grid resident at once, so the grids here stay far below an H200's capacity;
 //! a CPU adapter (lavapipe runs workgroups one after another on a thread) gets one workgroup only.
+use super::probe_kit::{self as kit, Stamps};
 use super::WgpuBackend;
 use crate::backend::Backend;
 use std::time::Instant;
@@ -81,8 +82,7 @@ struct Probe<'a> {
     bar: wgpu::Buffer,
     params: wgpu::Buffer,
     read: wgpu::Buffer,
-    queries: wgpu::QuerySet,
-    stamps: wgpu::Buffer,
+    stamps: Stamps,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -126,48 +126,9 @@ impl<'a> Probe<'a> {
             label: Some("grid_sync_probe_atomic"),
             source: wgpu::ShaderSource::Wgsl(atomic_src.into()),
         });
-        let entry = |i: u32, ty: wgpu::BufferBindingType, dynamic: bool| wgpu::BindGroupLayoutEntry {
-            binding: i,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: dynamic,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let rw = wgpu::BufferBindingType::Storage { read_only: false };
-        let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: None,
-            entries: &[
-                entry(0, wgpu::BufferBindingType::Uniform, true),
-                entry(1, rw, false),
-                entry(2, rw, false),
-            ],
-        });
-        let pl = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: None,
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipe_of = |module: &wgpu::ShaderModule, e: &str| {
-            d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(e),
-                layout: Some(&pl),
-                module,
-                entry_point: Some(e),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let buf = |size: u64, usage: wgpu::BufferUsages| {
-            d.create_buffer(&wgpu::BufferDescriptor {
-                label: None,
-                size,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let (layout, pl) = kit::layout(d, &[false, false]);
+        let pipe_of = |module: &wgpu::ShaderModule, e: &str| kit::pipeline(d, &pl, module, e);
+        let buf = |size: u64, usage: wgpu::BufferUsages| kit::buf(d, size, usage);
         use wgpu::BufferUsages as U;
         let pipe = |e: &str| pipe_of(&module, e);
         let (one, many, unsynced) = (pipe("one_phase"), pipe("many_phases"), pipe("unsynced_phases"));
@@ -190,12 +151,7 @@ impl<'a> Probe<'a> {
             bar: buf(256, U::STORAGE | U::COPY_SRC | U::COPY_DST),
             params: buf(SLOT * MAX_STEPS as u64, U::UNIFORM | U::COPY_DST),
             read: buf(256, U::MAP_READ | U::COPY_DST),
-            queries: d.create_query_set(&wgpu::QuerySetDescriptor {
-                label: None,
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            stamps: buf(16, U::QUERY_RESOLVE | U::COPY_SRC),
+            stamps: Stamps::new(d),
         }
     }
 
@@ -215,38 +171,10 @@ impl<'a> Probe<'a> {
         }
         q.write_buffer(&self.params, 0, &p);
         q.write_buffer(&self.bar, 0, &[0u8; 256]);
-        let bg = d.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &self.params,
-                        offset: 0,
-                        size: std::num::NonZeroU64::new(16),
-                    }),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: self.data.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: self.bar.as_entire_binding(),
-                },
-            ],
-        });
+        let bg = kit::bind(d, &self.layout, &self.params, &[&self.data, &self.bar]);
         let mut enc = d.create_command_encoder(&Default::default());
         {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                    query_set: &self.queries,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
-            });
+            let mut pass = self.stamps.pass(&mut enc);
             if grid {
                 pass.set_pipeline(match mode {
                     Mode::Grid => &self.many,
@@ -264,25 +192,15 @@ impl<'a> Probe<'a> {
                 }
             }
         }
-        enc.resolve_query_set(&self.queries, 0..2, &self.stamps, 0);
-        enc.copy_buffer_to_buffer(&self.stamps, 0, &self.read, 0, 16);
+        self.stamps.resolve(&mut enc, &self.read);
         enc.copy_buffer_to_buffer(&self.bar, 0, &self.read, 16, 8);
-        q.submit([enc.finish()]);
-        let slice = self.read.slice(..);
-        slice.map_async(wgpu::MapMode::Read, |r| r.unwrap());
-        d.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-        let (t0, t1, arrivals, wrong) = {
-            let v = slice.get_mapped_range().expect("probe read-back");
-            let w: &[u64] = bytemuck::cast_slice(&v[..16]);
-            let c: &[u32] = bytemuck::cast_slice(&v[16..24]);
-            (w[0], w[1], c[0], c[1])
-        };
-        self.read.unmap();
+        let (secs, rest) = kit::finish(self.b, enc, &self.read);
+        let c: &[u32] = bytemuck::cast_slice(&rest[..8]);
+        let (arrivals, wrong) = (c[0], c[1]);
         if matches!(mode, Mode::Grid | Mode::GridAtomic) {
             assert_eq!(arrivals, groups * steps, "grid barrier arrivals");
         }
-        let ns = t1.saturating_sub(t0) as f64 * q.get_timestamp_period() as f64;
-        (ns * 1e-9 / steps as f64, wrong)
+        (secs / steps as f64, wrong)
     }
 }
 

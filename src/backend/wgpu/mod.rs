@@ -30,6 +30,8 @@ mod penalties;
 #[cfg(test)]
 mod phase_chain_probe;
 pub mod portability;
+#[cfg(test)]
+mod probe_kit;
 mod profile;
 mod qlayout;
 mod quant;

@@ -11,6 +11,7 @@
 //! checked against the CPU (f64). A grid barrier needs every workgroup resident at once: the
 //! grids stay at or below two workgroups of 256 an SM of an H200, and at two on a CPU adapter
 //! (lavapipe runs a workgroup a thread, one thread a core).
+use super::probe_kit::{self as kit, Stamps};
 use super::WgpuBackend;
 use crate::backend::Backend;
 use crate::parity::case::{input, Init};
@@ -177,58 +178,15 @@ fn run(b: &WgpuBackend, k: usize, r: usize, phases: usize, mode: Mode, w: &wgpu:
         label: Some("phase_chain_probe"),
         source: wgpu::ShaderSource::Wgsl(source(k, r).into()),
     });
-    let entry = |i: u32, ty: wgpu::BufferBindingType, dynamic: bool| wgpu::BindGroupLayoutEntry {
-        binding: i,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: dynamic,
-            min_binding_size: None,
-        },
-        count: None,
-    };
-    let rw = wgpu::BufferBindingType::Storage { read_only: false };
-    let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: None,
-        entries: &[
-            entry(0, wgpu::BufferBindingType::Uniform, true),
-            entry(1, wgpu::BufferBindingType::Storage { read_only: true }, false),
-            entry(2, rw, false),
-            entry(3, rw, false),
-        ],
-    });
-    let pl = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: None,
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    let pipe = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: None,
-        layout: Some(&pl),
-        module: &module,
-        entry_point: Some(if mode == Mode::Chain { "one" } else { "persistent" }),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let (layout, pl) = kit::layout(d, &[true, false, false]);
+    let pipe = kit::pipeline(d, &pl, &module, if mode == Mode::Chain { "one" } else { "persistent" });
     use wgpu::BufferUsages as U;
-    let buf = |size: u64, usage: wgpu::BufferUsages| {
-        d.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size,
-            usage,
-            mapped_at_creation: false,
-        })
-    };
+    let buf = |size: u64, usage: wgpu::BufferUsages| kit::buf(d, size, usage);
     let act = buf(8 * k as u64, U::STORAGE | U::COPY_SRC | U::COPY_DST);
     let bar = buf(256, U::STORAGE | U::COPY_DST);
     let params = buf(SLOT * phases as u64, U::UNIFORM | U::COPY_DST);
     let read = buf(16 + 4 * k as u64, U::MAP_READ | U::COPY_DST);
-    let stamps = buf(16, U::QUERY_RESOLVE | U::COPY_SRC);
-    let queries = d.create_query_set(&wgpu::QuerySetDescriptor {
-        label: None,
-        ty: wgpu::QueryType::Timestamp,
-        count: 2,
-    });
+    let stamps = Stamps::new(d);
     let mut pw = vec![0u8; (SLOT * phases as u64) as usize];
     for s in 0..phases {
         let words: [u32; 4] = match mode {
@@ -242,42 +200,10 @@ fn run(b: &WgpuBackend, k: usize, r: usize, phases: usize, mode: Mode, w: &wgpu:
     q.write_buffer(&params, 0, &pw);
     q.write_buffer(&bar, 0, &[0u8; 256]);
     q.write_buffer(&act, 0, x0);
-    let bg = d.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &layout,
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: &params,
-                    offset: 0,
-                    size: std::num::NonZeroU64::new(16),
-                }),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: w.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
-                resource: act.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: bar.as_entire_binding(),
-            },
-        ],
-    });
+    let bg = kit::bind(d, &layout, &params, &[w, &act, &bar]);
     let mut enc = d.create_command_encoder(&Default::default());
     {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                query_set: &queries,
-                beginning_of_pass_write_index: Some(0),
-                end_of_pass_write_index: Some(1),
-            }),
-        });
+        let mut pass = stamps.pass(&mut enc);
         pass.set_pipeline(&pipe);
         if mode == Mode::Chain {
             for s in 0..phases as u32 {
@@ -289,21 +215,11 @@ fn run(b: &WgpuBackend, k: usize, r: usize, phases: usize, mode: Mode, w: &wgpu:
             pass.dispatch_workgroups(groups, 1, 1);
         }
     }
-    enc.resolve_query_set(&queries, 0..2, &stamps, 0);
-    enc.copy_buffer_to_buffer(&stamps, 0, &read, 0, 16);
+    stamps.resolve(&mut enc, &read);
     // the last x: phase `phases` reads it at (phases % 2) * K
     enc.copy_buffer_to_buffer(&act, 4 * ((phases % 2) * k) as u64, &read, 16, 4 * k as u64);
-    q.submit([enc.finish()]);
-    let slice = read.slice(..);
-    slice.map_async(wgpu::MapMode::Read, |r| r.unwrap());
-    d.poll(wgpu::PollType::wait_indefinitely()).unwrap();
-    let (t0, t1, x) = {
-        let v = slice.get_mapped_range().expect("probe read-back");
-        let s: &[u64] = bytemuck::cast_slice(&v[..16]);
-        (s[0], s[1], v[16..].to_vec())
-    };
-    let ns = t1.saturating_sub(t0) as f64 * q.get_timestamp_period() as f64;
-    (ns * 1e-9 / phases as f64, x)
+    let (secs, x) = kit::finish(b, enc, &read);
+    (secs / phases as f64, x)
 }
 
 /// x after `phases` phases on the CPU, f64 sums, each phase's y rounded to f32 as the kernels
