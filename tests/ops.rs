@@ -140,10 +140,6 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///   qx_norm.wgsl, qnorm_swiglu_sign_flipped qmatvec.wgsl's epilogue; and qnorm_sum_b_dropped
 ///   makes qx_norm.wgsl store a as the sum instead of a + b: every case red (its sum output).
 ///   A case the device refuses (a q4_k matrix on the integer-dot lanes) is skipped.
-///   teeth::bridge_swiglu_swapped / bridge_down_dropped / bridge_chunk_not_loaded::layer_bridge[..]
-///       shaders/layer_bridge.wgsl with silu(up) * gate, the next residual without the down
-///       projection, or the q/k/v rows of every chunk past the first dotted with the first's
-///       weights: every case red where a device runs the op (WGLLM_GRID_GROUPS set), else skipped.
 ///   teeth::split_partial_dropped::linear_add_rms_norm[..]   shaders/linear_add_rms_norm.wgsl
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
@@ -313,23 +309,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "return ld_part(s * p.t * (p.hq + 2u * p.hkv) * p.d + i);",
         "return ld_part(min(s, 1u) * p.t * (p.hq + 2u * p.hkv) * p.d + i);",
     ));
-    // layer_bridge (shaders/layer_bridge.wgsl): the swiglu's gate and up swapped; the down
-    // projection left out of the next layer's residual; every chunk of q/k/v rows after the first
-    // computed from the first's registers
-    let bridge = [
-        (
-            "bridge_swiglu_swapped",
-            "yg / (1.0 + exp(-yg)) * yu",
-            "yu / (1.0 + exp(-yu)) * yg",
-        ),
-        ("bridge_down_dropped", "a = a + f32_at(Y_D + i);", "a = a;"),
-        (
-            "bridge_chunk_not_loaded",
-            "if (ch > 0u) {\n            load_qkv(g, v, ch);",
-            "if (ch > 1000000u) {\n            load_qkv(g, v, ch);",
-        ),
-    ]
-    .map(|(tag, from, to)| Arc::new(Patched::new(tag, "layer_bridge.wgsl", from, to)));
     let paged = PagedTeeth::new();
     let mut trials = Vec::new();
     for case in cases::all() {
@@ -376,7 +355,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             // where a device runs the op at all, its projection is split (two partials or more)
             Op::LinearAddRmsNorm { .. } => vec![(Tooth::Patched(split_sum.clone()), true)],
             Op::LinearRmsNormRopeKv { .. } => vec![(Tooth::Patched(split_sum_kv.clone()), true)],
-            Op::LayerBridge { .. } => bridge.iter().map(|t| (Tooth::Patched(t.clone()), true)).collect(),
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]
             }

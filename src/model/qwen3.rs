@@ -313,8 +313,7 @@ impl QkOne<'_> {
 impl QkOne<'_> {
     /// The projection, then q/k norm, RoPE, the cache write and attention in one op
     /// (`RmsNormRopeKvAttention`, into `att`) where the device runs it for this batch (wgpu: a
-    /// lone decode step); false (nothing recorded) otherwise. `projected`: the stacked q/k/v rows
-    /// are already in `self.qkv` (the previous layer's bridge), only the op is recorded.
+    /// lone decode step); false (nothing recorded) otherwise.
     #[allow(clippy::too_many_arguments)]
     fn attend(
         &self,
@@ -325,7 +324,6 @@ impl QkOne<'_> {
         (hq, hkv, dh): (usize, usize, usize),
         pools: [&Tensor; 2],
         att: &Tensor,
-        projected: bool,
         dev: &dyn Backend,
     ) -> Result<bool> {
         let (Some(qkv), Some(wn)) = (l.qkv.as_ref(), l.qk_norm.as_ref()) else {
@@ -355,9 +353,7 @@ impl QkOne<'_> {
         if !dev.supports(&OpDesc::of(&fused, &ins, &outs)).is_yes() {
             return Ok(false);
         }
-        if !projected {
-            h.linear(dev, qkv, &self.qkv.view(0, &[b.t, (hq + 2 * hkv) * dh])?)?;
-        }
+        h.linear(dev, qkv, &self.qkv.view(0, &[b.t, (hq + 2 * hkv) * dh])?)?;
         dev.run(&fused, &ins, &outs)?;
         Ok(true)
     }
@@ -412,11 +408,6 @@ pub fn forward_paged(
     // the projection where the device reads the norm inside it
     let fusions = Fusions::default();
     let mut input = Normed::ready(&h);
-    // the residual stream at a layer's start (`res`) and the buffer its sum after attention goes
-    // to; a layer bridged to the next leaves the stream in the other one, so the two swap
-    let (mut res, mut spare) = (&x, &x2);
-    // this layer's q/k/v rows already in ws.qkv (projected by the previous layer's bridge)
-    let mut projected = false;
     for (li, l) in w.layers.iter().enumerate() {
         // 2. q, k, v projections of every token
         let one = QkOne {
@@ -427,15 +418,10 @@ pub fn forward_paged(
             fusions: &fusions,
         };
         let kv = [&pools.k[li], &pools.v[li]];
-        let attended = one.attend(l, w, &input, b, (hq, hkv, dh), kv, &att, projected, dev)?;
-        if attended {
+        if one.attend(l, w, &input, b, (hq, hkv, dh), kv, &att, dev)? {
             if li > 0 {
-                hidden(li, dev, res)?;
+                hidden(li, dev, &x)?;
             }
-        } else if projected {
-            return Err(crate::error::Error::Other(format!(
-                "layer {li}: its q/k/v came from the previous layer's bridge, but its attention op was refused"
-            )));
         } else {
             let q = match one.record(l, w, &input, t, (hq, hkv, dh), kv, &b.slots, dev)? {
                 Some(q1) => q1,
@@ -462,7 +448,7 @@ pub fn forward_paged(
             };
             if li > 0 {
                 // the residual the previous layer left (stored with this layer's projection)
-                hidden(li, dev, res)?;
+                hidden(li, dev, &x)?;
             }
             // attention through the block tables
             dev.run(
@@ -471,62 +457,30 @@ pub fn forward_paged(
                 &[&att],
             )?;
         }
-        let att_rows = att.reshape(&[t, hq * dh])?;
-        // 5-6 in one op up to the next layer's q/k/v rows where the device has it
-        projected = false;
-        if let (true, Some(next)) = (attended, w.layers.get(li + 1)) {
-            if let Some(wqkv) = next
-                .qkv
-                .as_ref()
-                .filter(|_| next.qk_norm.is_some() && next.q_norm.is_some())
-            {
-                let op = Op::LayerBridge {
-                    eps: c.rms_norm_eps,
-                    unit_offset: false,
-                };
-                let qkv = ws.qkv.view(0, &[t, (hq + 2 * hkv) * dh])?;
-                let ins = [
-                    &att_rows,
-                    res,
-                    &l.o,
-                    &l.post_norm,
-                    &l.gate_up,
-                    &l.down,
-                    &next.in_norm,
-                    wqkv,
-                ];
-                let outs = [spare, &qkv];
-                if fusions.fuses(dev, &op, &ins, &outs, [&l.o, wqkv]) {
-                    dev.run(&op, &ins, &outs)?;
-                    std::mem::swap(&mut res, &mut spare);
-                    projected = true;
-                    continue;
-                }
-            }
-        }
         // 5. x2 = x + att Woᵀ; h = rmsnorm(x2), read by the MLP's projection
+        let att_rows = att.reshape(&[t, hq * dh])?;
         let post = Normed::after_linear(
             dev,
             &add_norm,
             [&att_rows, &l.o],
-            [res, &l.post_norm],
-            [&o, spare, &h],
+            [&x, &l.post_norm],
+            [&o, &x2, &h],
             &fusions,
         )?;
         // 6. MLP; x = x2 + mlp; h = the next layer's norm of x (with its projection) or the final
         let last = li + 1 == w.layers.len();
         let then = AddNorm {
             op: &add_norm,
-            a: spare,
+            a: &x2,
             nw: w.layers.get(li + 1).map_or(&w.final_norm, |next| &next.in_norm),
-            sum: res,
+            sum: &x,
             h: &h,
             fusions: &fusions,
         };
         input = mlp(dev, &post, [&l.gate_up, &l.down], &gu, &act, &o, then)?;
         if last {
             input.rows(dev)?;
-            hidden(li + 1, dev, res)?;
+            hidden(li + 1, dev, &x)?;
         }
     }
     // 7. the sampled rows of h (an embedding lookup with h as the table), then the LM head

@@ -72,7 +72,6 @@ impl OpDesc {
             Op::AddRmsNorm { .. } => (3, 2),
             Op::AddRmsNormLinear { .. } => (4, 2),
             Op::LinearAddRmsNorm { .. } => (4, 3),
-            Op::LayerBridge { .. } => (8, 2),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
@@ -526,7 +525,6 @@ impl OpDesc {
             Op::Sample { k } => super::sample::check_shapes(*k, i, o)?,
             Op::AddRmsNormLinear { .. }
             | Op::LinearAddRmsNorm { .. }
-            | Op::LayerBridge { .. }
             | Op::RmsNormRopeKv { .. }
             | Op::LinearRmsNormRopeKv { .. }
             | Op::RmsNormRopeKvAttention { .. }

@@ -34,36 +34,6 @@ pub(super) fn check_shapes(op: &Op, i: &[TensorDesc], o: &[TensorDesc]) -> Resul
             };
             OpDesc::new(norm, vec![i[2].clone(), o[0].clone(), i[3].clone()], o[1..].to_vec()).check()?;
         }
-        Op::LayerBridge { eps, unit_offset } => {
-            // the composition's four checks, its operands between them f32
-            if i[0].shape.len() != 2 || i[1].shape.len() != 2 || i[4].shape.len() != 2 {
-                return bad(format!(
-                    "att, x and wgu must be matrices, got [{}], [{}], [{}]",
-                    shape_str(&i[0].shape),
-                    shape_str(&i[1].shape),
-                    shape_str(&i[4].shape)
-                ));
-            }
-            let (m, d, f) = (i[0].shape[0], i[1].shape[1], i[4].shape[0] / 2);
-            let rows = |n: usize| TensorDesc::new(DType::F32, &[m, n]);
-            let (eps, unit_offset) = (*eps, *unit_offset);
-            let gu = Op::AddRmsNormLinear {
-                eps,
-                unit_offset,
-                swiglu: true,
-            };
-            let qkv = Op::AddRmsNormLinear {
-                eps,
-                unit_offset,
-                swiglu: false,
-            };
-            OpDesc::new(Op::Linear, vec![i[0].clone(), i[2].clone()], vec![rows(d)]).check()?;
-            let ins = vec![i[1].clone(), rows(d), i[3].clone(), i[4].clone()];
-            OpDesc::new(gu, ins, vec![rows(d), rows(f)]).check()?;
-            OpDesc::new(Op::Linear, vec![rows(f), i[5].clone()], vec![rows(d)]).check()?;
-            let ins = vec![rows(d), rows(d), i[6].clone(), i[7].clone()];
-            OpDesc::new(qkv, ins, o.to_vec()).check()?;
-        }
         Op::RmsNormRopeKv { eps, rotary_dim } => {
             // the composition: RmsNormRope over the q and k heads, KvWrite of k and v
             let (kp, hq) = (&o[1], o[0].shape.get(1).copied().unwrap_or(0));

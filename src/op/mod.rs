@@ -59,14 +59,6 @@ pub enum Op {
     /// sum's dtype), h [M, N] = rms_norm(sum, nw). Tested against the composition linear ->
     /// add_rms_norm.
     LinearAddRmsNorm { eps: f32, unit_offset: bool },
-    /// A lone decode step's path from one layer's attention output to the next layer's q/k/v
-    /// projection, as one op (one dispatch where four projections were four): att [M, A], x [M, D]
-    /// (the residual), wo [D, A], pnw `[D]`, wgu [2F, D] ((gate, up) rows interleaved, as
-    /// `LinearSwiGlu`'s), wdn [D, F], nnw `[D]`, wqkv [N, D] -> xo [M, D], qkv [M, N]:
-    /// o = att Woᵀ, x2 = x + o, g = the swiglu pairs of rms_norm(x2, pnw) Wguᵀ, d = g Wdnᵀ,
-    /// xo = x2 + d, qkv = rms_norm(xo, nnw) Wqkvᵀ (o, x2, g, d in f32). Tested against that
-    /// composition: linear -> add_rms_norm_linear (swiglu) -> linear -> add_rms_norm_linear.
-    LayerBridge { eps: f32, unit_offset: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
@@ -338,7 +330,6 @@ impl Op {
             Op::AddRmsNormLinear { swiglu: false, .. } => "add_rms_norm_linear",
             Op::AddRmsNormLinear { swiglu: true, .. } => "add_rms_norm_linear_swiglu",
             Op::LinearAddRmsNorm { .. } => "linear_add_rms_norm",
-            Op::LayerBridge { .. } => "layer_bridge",
             Op::Linear => "linear",
             Op::SwiGluLinear => "swiglu_linear",
             Op::LinearSwiGlu => "linear_swiglu",

@@ -27,11 +27,6 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
             let (m, n, k) = (i[0].shape[0], i[1].shape[0], i[1].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)
         }
-        Op::LayerBridge { .. } => {
-            let m = i[0].shape[0];
-            let flops: usize = [&i[2], &i[4], &i[5], &i[7]].iter().map(|w| 2 * m * w.numel()).sum();
-            (dflt, flops as f64)
-        }
         Op::LinearAddRmsNorm { .. } => {
             let (m, n, k) = (o[0].shape[0], i[1].shape[0], i[1].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)

@@ -267,22 +267,6 @@ impl Backend for CpuBackend {
                 }
                 self.put(o[1], &y)
             }
-            Op::LayerBridge { eps, unit_offset } => {
-                // the composition: linear -> add_rms_norm_linear (swiglu) -> linear ->
-                // add_rms_norm_linear, o, x2, g and d in f32, xo as stored
-                let (m, a, d) = (i[0].shape[0], i[0].shape[1], i[1].shape[1]);
-                let (f, n) = (i[4].shape[0] / 2, i[7].shape[0]);
-                let o_ = linear(&self.f32s(i[0])?, &self.f32s(i[2])?, m, a, d);
-                let x2 = add(&self.f32s(i[1])?, &o_);
-                let h = rms_norm(&x2, &self.f32s(i[3])?, d, *eps, *unit_offset);
-                let y = linear(&h, &self.f32s(i[4])?, m, d, 2 * f);
-                let (g, u): (Vec<f32>, Vec<f32>) = y.chunks(2).map(|p| (p[0], p[1])).unzip();
-                let dn = linear(&swiglu(&g, &u), &self.f32s(i[5])?, m, f, d);
-                self.put(o[0], &add(&x2, &dn))?;
-                let stored = self.f32s(o[0])?;
-                let h = rms_norm(&stored, &self.f32s(i[6])?, d, *eps, *unit_offset);
-                self.put(o[1], &linear(&h, &self.f32s(i[7])?, m, d, n))
-            }
             Op::LinearAddRmsNorm { eps, unit_offset } => {
                 // the composition: linear (stored in y's dtype), then add_rms_norm of a and y as
                 // stored

@@ -20,7 +20,6 @@ mod gdn_conv_norm;
 mod grid_sync_probe;
 pub mod kernel;
 mod kv_write;
-mod layer_bridge;
 mod linear;
 mod min_p;
 mod paged_attention;
@@ -71,7 +70,6 @@ impl WgpuBackend {
             Op::LinearSwiGlu => linear::supports_linear_swiglu(self, desc),
             Op::AddRmsNormLinear { .. } => linear::supports_add_norm(self, desc),
             Op::LinearAddRmsNorm { .. } => linear::supports_norm_after(self, desc),
-            Op::LayerBridge { .. } => layer_bridge::supports(self, desc),
             Op::LinearRmsNormRopeKv { .. } => linear::supports_rope_kv_after(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
             Op::Attention { .. } => attention::supports(self, desc),
@@ -152,7 +150,6 @@ impl Backend for WgpuBackend {
                 linear::record(self, op, inputs, outputs)
             }
             Op::LinearAddRmsNorm { .. } => linear::record_norm_after(self, op, inputs, outputs),
-            Op::LayerBridge { .. } => layer_bridge::record(self, op, inputs, outputs),
             Op::LinearRmsNormRopeKv { .. } => linear::record_rope_kv_after(self, op, inputs, outputs),
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),
             Op::Attention { .. } => attention::record(self, op, inputs, outputs),

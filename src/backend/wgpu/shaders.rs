@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 91] = [
+pub const FILES: [(&str, &str); 90] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -163,7 +163,6 @@ pub const FILES: [(&str, &str); 91] = [
         include_str!("../../../shaders/paged_gated_attention_kv.wgsl"),
     ),
     ("paged_pool.wgsl", include_str!("../../../shaders/paged_pool.wgsl")),
-    ("layer_bridge.wgsl", include_str!("../../../shaders/layer_bridge.wgsl")),
     ("min_p.wgsl", include_str!("../../../shaders/min_p.wgsl")),
     ("sample.wgsl", include_str!("../../../shaders/sample.wgsl")),
     ("sample_head.wgsl", include_str!("../../../shaders/sample_head.wgsl")),

@@ -9,7 +9,6 @@
 //! | `WGLLM_SHADER_CHECKS` | `checks`       | `1` every kernel with wgpu's runtime checks, `0` none      |
 //! | `WGLLM_SYNC`          | `sync`         | `all` or `entry,entry`: submit after those dispatches      |
 //! | `WGLLM_SHADER_DIR`    | `shader_dir`   | compile the WGSL read from this directory (shaders.rs)     |
-//! | `WGLLM_GRID_GROUPS`   | `grid_groups`  | workgroups a grid-barrier kernel runs on (0: none)         |
 use std::path::PathBuf;
 
 /// Whether kernels are built with wgpu's runtime checks (naga's index clamps where the driver
@@ -137,16 +136,6 @@ pub struct Tuning {
     /// forms are within 1% of each other, so 8 keeps the inside form where a step is mostly
     /// dispatch latency and the plain kernel's fewer loads a tile everywhere else.
     pub gdn_conv_inside_max: usize,
-    /// Workgroups (of 256 threads) a kernel whose workgroups wait for each other at grid barriers
-    /// (layer_bridge) runs on; 0: such kernels are refused, which is the default everywhere.
-    /// Every one of them must be resident at once or the first barrier never passes, and wgpu
-    /// tells neither how many compute units an adapter has nor how many workgroups each holds.
-    /// WGSL's barriers are workgroup-scoped, so a hand-over between workgroups rests on the
-    /// driver: the H200's Vulkan driver makes atomic words visible across a grid barrier
-    /// (grid_sync_probe), lavapipe does not reliably (layer_bridge's cases over two workgroups
-    /// read stale words in one to four of twelve, every invocation waiting). One workgroup is
-    /// always correct and runs the kernel's arithmetic anywhere (CI does so on lavapipe).
-    pub grid_groups: usize,
 }
 
 impl Tuning {
@@ -154,9 +143,6 @@ impl Tuning {
     /// environment, read here and only here.
     pub fn for_adapter(_info: &wgpu::AdapterInfo) -> Tuning {
         let mut t = Tuning::defaults();
-        if let Some(g) = std::env::var("WGLLM_GRID_GROUPS").ok().and_then(|v| v.parse().ok()) {
-            t.grid_groups = g;
-        }
         t.checks = match std::env::var("WGLLM_SHADER_CHECKS").ok().as_deref() {
             Some("1") => Checks::All,
             Some("0") => Checks::None,
@@ -194,7 +180,6 @@ impl Tuning {
             limbs_pre_min: 1 << 27,
             paged_scratch: 128 << 20,
             gdn_conv_inside_max: 8,
-            grid_groups: 0,
         }
     }
 

@@ -7,7 +7,6 @@ mod embedding;
 mod gated_attention;
 mod gdn;
 pub mod gdn_batch;
-mod layer_bridge;
 mod linear;
 mod min_p;
 pub mod paged_attention;
@@ -37,7 +36,6 @@ pub fn all() -> Vec<Case> {
     v.extend(linear::linear_swiglu_cases());
     v.extend(linear::add_norm_cases());
     v.extend(linear::norm_after_cases());
-    v.extend(layer_bridge::cases());
     v.extend(rms_norm_rope_kv::linear_cases());
     v.extend(linear::many_rows_cases());
     v.extend(embedding::quant_cases());

@@ -84,10 +84,6 @@ pub fn supports(desc: &OpDesc) -> Support {
             "no fused hip/ kernel for a residual add + rms_norm read inside the projection yet: run add_rms_norm and linear apart"
                 .into(),
         ),
-        Op::LayerBridge { .. } => Support::No(
-            "no fused hip/ kernel for a layer's projections from its attention output to the next q/k/v yet: run them apart"
-                .into(),
-        ),
         Op::LinearAddRmsNorm { .. } => Support::No(
             "no fused hip/ kernel for a projection's output added and normed in one op yet: run linear and add_rms_norm apart"
                 .into(),
@@ -288,7 +284,6 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::LinearSwiGlu
         | Op::AddRmsNormLinear { .. }
         | Op::LinearAddRmsNorm { .. }
-        | Op::LayerBridge { .. }
         | Op::RmsNormRopeKvAttention { .. }
         | Op::LinearRmsNormRopeKv { .. }
         | Op::GdnConvNorm { .. } => {
