@@ -7,8 +7,9 @@
 
 const SLOTS = 8u;
 
-// xv(e), x elements e .. e + 3 times UNLANES: qx_v4.wgsl (x as given) or qx_norm.wgsl (the rows
-// of a residual add + RMSNorm).
+fn xv(e: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
+}
 
 struct X {
     l0: vec4<f32>, l1: vec4<f32>, l2: vec4<f32>, l3: vec4<f32>,

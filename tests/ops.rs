@@ -135,11 +135,6 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       to w: the cases with a 1 + w norm weight red, the others green.
 ///   teeth::norm_swiglu_sign_flipped::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
 ///       patched to silu(-gate): the cases with the epilogue red, the others green.
-///   The same three for a block-quantized weight (the quantized matvec reading x through
-///   shaders/qx_norm.wgsl): qnorm_row_length_short and qnorm_unit_offset_dropped patch
-///   qx_norm.wgsl, qnorm_swiglu_sign_flipped qmatvec.wgsl's epilogue; and qnorm_sum_b_dropped
-///   makes qx_norm.wgsl store a as the sum instead of a + b: every case red (its sum output).
-///   A case the device refuses (a q4_k matrix on the integer-dot lanes) is skipped.
 ///   teeth::split_partial_dropped::linear_add_rms_norm[..]   shaders/linear_add_rms_norm.wgsl
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
@@ -273,30 +268,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i)",
         "g / (1.0 + exp(g)) * y_of((r + 1u) * MR + i, i)",
     ));
-    let qnorm_len = Arc::new(Patched::new(
-        "qnorm_row_length_short",
-        "qx_norm.wgsl",
-        "ss / f32(p.k) + bitcast<f32>(p._p0)",
-        "ss / f32(p.k - 2u) + bitcast<f32>(p._p0)",
-    ));
-    let qnorm_unit = Arc::new(Patched::new(
-        "qnorm_unit_offset_dropped",
-        "qx_norm.wgsl",
-        "w += vec4<f32>(1.0);",
-        "w += vec4<f32>(0.0);",
-    ));
-    let qnorm_swiglu = Arc::new(Patched::new(
-        "qnorm_swiglu_sign_flipped",
-        "qmatvec.wgsl",
-        "g / (1.0 + exp(-g)) * y_of(2u * lid + 1u)",
-        "g / (1.0 + exp(g)) * y_of(2u * lid + 1u)",
-    ));
-    let qnorm_sum = Arc::new(Patched::new(
-        "qnorm_sum_b_dropped",
-        "qx_norm.wgsl",
-        "st_sum(e, ld_x(e) + ld_b(e));",
-        "st_sum(e, ld_x(e));",
-    ));
     let split_sum = Arc::new(Patched::new(
         "split_partial_dropped",
         "linear_add_rms_norm.wgsl",
@@ -337,14 +308,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
             )],
             Op::RmsNorm { eps: e, .. } => vec![(Tooth::Patched(eps.clone()), *e >= 1e-2)],
-            Op::AddRmsNormLinear {
-                unit_offset, swiglu, ..
-            } if case.inputs[3].desc.dtype.is_quant() => vec![
-                (Tooth::Patched(qnorm_len.clone()), true),
-                (Tooth::Patched(qnorm_unit.clone()), *unit_offset),
-                (Tooth::Patched(qnorm_swiglu.clone()), *swiglu),
-                (Tooth::Patched(qnorm_sum.clone()), true),
-            ],
             Op::AddRmsNormLinear {
                 unit_offset, swiglu, ..
             } => vec![

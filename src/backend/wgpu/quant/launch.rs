@@ -3,7 +3,7 @@
 use super::plan::{matvec_plan, xs_chunk, xs_shape, Kind, Lanes};
 use super::{x_kind, Params, LIMB_WORDS};
 use crate::backend::wgpu::kernel::{grid, read, read4, write, KernelKey};
-use crate::backend::wgpu::shaders::{select, select_sg};
+use crate::backend::wgpu::shaders::select_sg;
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -38,32 +38,24 @@ fn v4_src(d: DType) -> &'static str {
 }
 
 /// The WGSL body (common + type + entry) on `b`'s sources, built once per (source set, kind,
-/// dtype, norm) for the process.
-pub(super) fn body(b: &WgpuBackend, kind: Kind, d: DType, norm: bool) -> &'static str {
-    type Bodies = HashMap<(u64, Kind, DType, bool), &'static str>;
-    static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
+/// dtype) for the process.
+pub(super) fn body(b: &WgpuBackend, kind: Kind, d: DType) -> &'static str {
+    static CACHE: OnceLock<Mutex<HashMap<(u64, Kind, DType), &'static str>>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
     cache
-        .entry((b.sources_id(), kind, d, norm))
-        .or_insert_with(|| Box::leak(build_body(&|name| b.source(name), kind, d, norm).into_boxed_str()))
+        .entry((b.sources_id(), kind, d))
+        .or_insert_with(|| Box::leak(build_body(&|name| b.source(name), kind, d).into_boxed_str()))
 }
 
-/// The WGSL body of `kind` for dtype `d` from the shader files `s` gives by name; with `norm`, the
-/// matvec's x is the rows of a residual add + RMSNorm (qx_norm.wgsl; the vec4 or word lanes only).
-pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, norm: bool) -> String {
+/// The WGSL body of `kind` for dtype `d` from the shader files `s` gives by name.
+pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) -> String {
     let (ty, extra) = type_src(d);
     let (qdots, matvec) = (s("qdots.wgsl"), s("qmatvec.wgsl"));
-    // where the lanes read x: as given, or normed rows
-    let x = |given: &'a str| if norm { s("qx_norm.wgsl") } else { s(given) };
     let entry = match kind {
         Kind::Matvec { sg, lanes } => {
-            assert!(
-                !norm || matches!(lanes, Lanes::Words | Lanes::V4),
-                "quant: normed x on {lanes:?} lanes"
-            );
             let src = match lanes {
-                Lanes::Words => format!("{}\n{}\n{qdots}\n{matvec}", x("qx_words.wgsl"), s("qlanes.wgsl")),
-                Lanes::V4 => format!("{}\n{}\n{qdots}\n{matvec}", x("qx_v4.wgsl"), s(v4_src(d))),
+                Lanes::Words => format!("{}\n{qdots}\n{matvec}", s("qlanes.wgsl")),
+                Lanes::V4 => format!("{}\n{qdots}\n{matvec}", s(v4_src(d))),
                 Lanes::Limbs => format!("{XLIMB_BOUND}{}\n{qdots}\n{matvec}", s("q4_k_dp.wgsl")),
                 Lanes::LimbsWg => format!(
                     "{}\n{}\n{qdots}\n{}",
@@ -72,7 +64,7 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, 
                     s("qmatvec_xs.wgsl")
                 ),
             };
-            let src = select(&select_sg(&src, sg), "norm", norm);
+            let src = select_sg(&src, sg);
             match sg {
                 true => format!("{}\n{src}", s("sg_sum.wgsl")),
                 false => src,
@@ -83,22 +75,9 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, 
     format!("{}\n{extra}{}\n{entry}", s("qcommon.wgsl"), s(ty))
 }
 
-/// add_rms_norm_linear's operands besides x (a) and W: the matvec reads x as rms_norm(a + b, nw)
-/// and stores a + b into `sum` (qx_norm.wgsl); with `swiglu`, y is the swiglu of the output pairs.
-pub(super) struct QNorm<'a> {
-    pub eps: f32,
-    pub unit_offset: bool,
-    pub swiglu: bool,
-    pub b: &'a Tensor,
-    pub nw: &'a Tensor,
-    pub sum: &'a Tensor,
-}
-
 /// Records y = x · Wᵀ through `kind`, in the workgroup shape of `plan.rs` unless `shape` gives
 /// the threads and rows (tests), with qmatvec_xs's chunk of x at most `kc_cap` elements where
-/// given (tests: a K of several chunks); with `norm`, x is the rows of a residual add + RMSNorm
-/// (add_rms_norm_linear; the vec4 or word lanes).
-#[allow(clippy::too_many_arguments)]
+/// given (tests: a K of several chunks).
 pub(super) fn launch_linear(
     b: &WgpuBackend,
     kind: Kind,
@@ -107,7 +86,6 @@ pub(super) fn launch_linear(
     x: &Tensor,
     w: &Tensor,
     y: &Tensor,
-    norm: Option<&QNorm>,
 ) -> Result<()> {
     let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
@@ -115,12 +93,6 @@ pub(super) fn launch_linear(
         ("X_KIND", format!("{}u", x_kind(x.dtype))),
         ("X_ALIGNED", x_aligned.to_string()),
     ];
-    if let Some(nm) = norm {
-        consts.extend([
-            ("NW_OFFSET", nm.unit_offset.to_string()),
-            ("SWIGLU_OUT", nm.swiglu.to_string()),
-        ]);
-    }
     let (entry, groups, variant) = match kind {
         Kind::Matvec {
             sg,
@@ -147,36 +119,17 @@ pub(super) fn launch_linear(
                 Some((wg, r)) => (wg, r, 2),
                 None => matvec_plan(n, k, lanes),
             };
-            // the normed rows' sum of squares takes the slot after the R rows' sums (of 8); the
-            // swiglu epilogue a workgroup's (gate, up) pairs whole
-            if let Some(nm) = norm {
-                if r >= 8 || (nm.swiglu && r % 2 != 0) {
-                    return Err(Error::Other(format!(
-                        "add_rms_norm_linear: {r} weight rows a workgroup (the fused matvec takes fewer than 8{})",
-                        if nm.swiglu { ", an even number" } else { "" }
-                    )));
-                }
-            }
             consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u"))]);
             (
                 "qmatvec",
                 n.div_ceil(r as usize) * m,
                 format!(
-                    "wg{wg}r{r}u{u}{}{}{}",
+                    "wg{wg}r{r}u{u}{}{}",
                     if sg { "sg" } else { "" },
                     match lanes {
                         Lanes::Limbs => "dp",
                         Lanes::V4 => "v4",
                         _ => "",
-                    },
-                    // (the norm weight's 1 + w and the epilogue are constants of the kernel)
-                    match norm {
-                        Some(nm) => format!(
-                            "n{}{}",
-                            if nm.unit_offset { "1" } else { "" },
-                            if nm.swiglu { "s" } else { "" }
-                        ),
-                        None => String::new(),
                     }
                 ),
             )
@@ -186,49 +139,36 @@ pub(super) fn launch_linear(
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    let mut bindings = vec![
-        match kind {
-            // (normed rows are read element by element, qx_norm.wgsl)
-            _ if norm.is_some() => read("x", x.dtype),
-            Kind::Matvec {
-                lanes: Lanes::V4 | Lanes::LimbsWg,
-                ..
-            } => read4("x", x.dtype),
-            Kind::Matvec {
-                lanes: Lanes::Limbs, ..
-            } => read4("x", DType::U32),
-            _ => read("x", x.dtype),
-        },
-        read4("w", w.dtype),
-        write("y", y.dtype),
-    ];
-    let mut p = Params::linear(x, w, y)?;
+    let key = KernelKey {
+        entry,
+        bindings: vec![
+            match kind {
+                Kind::Matvec {
+                    lanes: Lanes::V4 | Lanes::LimbsWg,
+                    ..
+                } => read4("x", x.dtype),
+                Kind::Matvec {
+                    lanes: Lanes::Limbs, ..
+                } => read4("x", DType::U32),
+                _ => read("x", x.dtype),
+            },
+            read4("w", w.dtype),
+            write("y", y.dtype),
+        ],
+        variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
+    };
+    let p = Params::linear(x, w, y)?;
     let xb = match kind {
         Kind::Matvec {
             lanes: Lanes::Limbs, ..
         } => x_limbs(b, x)?,
         _ => x.clone(),
     };
-    let mut tensors = vec![&xb, w, y];
-    if let Some(nm) = norm {
-        bindings.extend([
-            read("b", nm.b.dtype),
-            read("nw", nm.nw.dtype),
-            write("sum", nm.sum.dtype),
-        ]);
-        tensors.extend([nm.b, nm.nw, nm.sum]);
-        p.pad[0] = nm.eps.to_bits();
-    }
-    let key = KernelKey {
-        entry,
-        bindings,
-        variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
-    };
     b.dispatch(
         &key,
-        || (body(b, kind, w.dtype, norm.is_some()).to_string(), consts.to_vec()),
+        || (body(b, kind, w.dtype).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
-        &tensors,
+        &[&xb, w, y],
         grid(groups as u32),
     )
 }

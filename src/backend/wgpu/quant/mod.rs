@@ -35,12 +35,12 @@ use super::kernel::{grid, read, read4, write, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{Op, OpDesc, TensorDesc};
+use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 pub(super) use launch::type_src;
-use launch::{body, launch_linear, QNorm};
-use plan::{lanes, limb_sized, sg32, v4_rows, Kind, Lanes};
+use launch::{body, launch_linear};
+use plan::{lanes, sg32, Kind, Lanes};
 
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
 const LIMB_WORDS: usize = 28;
@@ -152,55 +152,7 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
             lanes: l,
         },
     };
-    launch_linear(b, kind, None, None, x, w, y, None)
-}
-
-/// Whether add_rms_norm_linear's matvec takes this quantized weight [N, K]: its lanes read x
-/// element by element (the vec4 or the word lanes), so a q4_k matrix that the plain linear gives
-/// the integer-dot lanes (faster there than x read as floats) keeps add_rms_norm and the linear
-/// apart.
-pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc) -> Support {
-    let (n, k) = (w.shape[0], w.shape[1]);
-    if limb_sized(b, w.dtype, n, k) {
-        return Support::No(format!(
-            "a q4_k weight [{n}, {k}] takes the integer-dot lanes, which read x as limbs of the stored rows: \
-             add_rms_norm, then the linear"
-        ));
-    }
-    Support::Yes
-}
-
-/// add_rms_norm_linear with a quantized w (i = a, b, nw, w; o = sum, y): the matvec of
-/// `record_linear` (the vec4 lanes where the type has them and w's rows start on 16 bytes, else
-/// the word lanes) reading x as rms_norm(a + b, nw) (qx_norm.wgsl), one dispatch for a lone
-/// sequence's step where add_rms_norm and the linear were two.
-pub fn record_add_norm(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::AddRmsNormLinear {
-        eps,
-        unit_offset,
-        swiglu,
-    } = *op
-    else {
-        unreachable!("quant::record_add_norm got {}", op.name())
-    };
-    let (a, w) = (i[0], i[3]);
-    let lanes = match v4_rows(w)? {
-        true => Lanes::V4,
-        false => Lanes::Words,
-    };
-    let kind = Kind::Matvec {
-        sg: b.caps.subgroup,
-        lanes,
-    };
-    let norm = QNorm {
-        eps,
-        unit_offset,
-        swiglu,
-        b: i[1],
-        nw: i[2],
-        sum: o[0],
-    };
-    launch_linear(b, kind, None, None, a, w, o[1], Some(&norm))
+    launch_linear(b, kind, None, None, x, w, y)
 }
 
 /// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
@@ -243,7 +195,7 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
     let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
     b.dispatch(
         &key,
-        || (body(b, Kind::Embed, table.dtype, false).to_string(), consts.to_vec()),
+        || (body(b, Kind::Embed, table.dtype).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &[table, ids, y],
         grid(groups),
