@@ -226,53 +226,42 @@ pub fn add_norm_cases() -> Vec<Case> {
     for ((m, k, n), swiglu) in plain.into_iter().chain(pairs) {
         for w in FLOATS {
             for (nw, unit) in [(DType::F32, false), (DType::BF16, true)] {
-                let init = |s: u64| Init::Normal {
-                    seed: s ^ 7,
-                    std: 1.0 / (k as f32).sqrt(),
-                };
-                v.push(add_norm_case("anlin", w, init, (m, k, n), swiglu, nw, unit));
+                let tag = format!(
+                    "w{w}-nw{nw}{},N{n}{}",
+                    if unit { "+1" } else { "" },
+                    if swiglu { ",swiglu" } else { "" }
+                );
+                let s = seed(&format!("anlin{tag}{m}{k}"));
+                v.push(Case::new(
+                    "add_rms_norm_linear",
+                    &tag,
+                    Op::AddRmsNormLinear {
+                        eps: 1e-6,
+                        unit_offset: unit,
+                        swiglu,
+                    },
+                    vec![
+                        input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+                        input(DType::F32, &[m, k], Init::Normal { seed: s + 1, std: 0.5 }),
+                        input(nw, &[k], Init::Normal { seed: s + 2, std: 0.3 }),
+                        input(
+                            w,
+                            &[n, k],
+                            Init::Normal {
+                                seed: s ^ 7,
+                                std: 1.0 / (k as f32).sqrt(),
+                            },
+                        ),
+                    ],
+                    vec![
+                        TensorDesc::new(DType::F32, &[m, k]),
+                        TensorDesc::new(DType::F32, &[m, if swiglu { n / 2 } else { n }]),
+                    ],
+                ));
             }
         }
     }
     v
-}
-
-/// One add_rms_norm_linear case: a and b [m, k], the norm weight `nw` (1 + w where `unit`), the
-/// weight [n, k] of dtype `w` drawn by `init` from the case's seed (whose name starts `prefix`).
-fn add_norm_case(
-    prefix: &str,
-    w: DType,
-    init: impl Fn(u64) -> Init,
-    (m, k, n): (usize, usize, usize),
-    swiglu: bool,
-    nw: DType,
-    unit: bool,
-) -> Case {
-    let tag = format!(
-        "w{w}-nw{nw}{},N{n}{}",
-        if unit { "+1" } else { "" },
-        if swiglu { ",swiglu" } else { "" }
-    );
-    let s = seed(&format!("{prefix}{tag}{m}{k}"));
-    Case::new(
-        "add_rms_norm_linear",
-        &tag,
-        Op::AddRmsNormLinear {
-            eps: 1e-6,
-            unit_offset: unit,
-            swiglu,
-        },
-        vec![
-            input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
-            input(DType::F32, &[m, k], Init::Normal { seed: s + 1, std: 0.5 }),
-            input(nw, &[k], Init::Normal { seed: s + 2, std: 0.3 }),
-            input(w, &[n, k], init(s)),
-        ],
-        vec![
-            TensorDesc::new(DType::F32, &[m, k]),
-            TensorDesc::new(DType::F32, &[m, if swiglu { n / 2 } else { n }]),
-        ],
-    )
 }
 
 /// linear_add_rms_norm (a projection, then the residual add + RMSNorm of its output), under
