@@ -67,8 +67,12 @@ pub struct BenchArgs {
 
 /// Timed decode runs (`--decode` steps each) whose mean `bench` reports, as llama-bench's `-r 3`.
 const DECODE_REPS: usize = 3;
-/// Seconds of untimed decode runs before them (at least one run).
+/// Seconds of untimed decode runs before them (at least two runs) ...
 const WARM_S: f64 = 1.0;
+/// ... and until two warm-up runs in a row agree within this fraction, or WARM_MAX_S: a GPU that
+/// sat idle can take longer than WARM_S to reach its clocks, and the timed runs then climb.
+const WARM_AGREE: f64 = 0.02;
+const WARM_MAX_S: f64 = 10.0;
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.op.op.is_some() {
@@ -165,7 +169,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let (record_ms, submit_ms, wait_ms) = (ms(record_s), ms(submit_s), ms(wait_s));
     // The timed decode is the engine's own generate loop (pipelined on wgpu), timed as
     // llama-bench times its tg runs: warm-up runs first, then DECODE_REPS runs, their mean and
-    // spread. The warm-up lasts at least WARM_S: a GPU that sat idle starts at idle clocks.
+    // spread. The warm-up lasts at least WARM_S and until it is steady: a GPU that sat idle starts
+    // at idle clocks.
     let mut decode_run = |e: &mut Engine| -> Result<f64> {
         let mut first = None;
         let steps = e.generate(&prompt, a.decode + 1, &mut sampler, None, false, &mut |_| {
@@ -176,9 +181,15 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         Ok((steps.len() - 1) as f64 / dt)
     };
     let warm = Instant::now();
-    decode_run(&mut e)?;
-    while warm.elapsed().as_secs_f64() < WARM_S {
-        decode_run(&mut e)?;
+    let mut last = decode_run(&mut e)?;
+    loop {
+        let now = decode_run(&mut e)?;
+        let steady = (now - last).abs() <= WARM_AGREE * now;
+        last = now;
+        let t = warm.elapsed().as_secs_f64();
+        if t >= WARM_MAX_S || t >= WARM_S && steady {
+            break;
+        }
     }
     let warm_s = warm.elapsed().as_secs_f64();
     let reps = (0..DECODE_REPS)

@@ -23,18 +23,18 @@ pub enum Checks {
     None,
 }
 
-/// The entries built without runtime checks by default: the quantized linear and embedding
-/// (quant/), the cooperative-matrix linear, the prefill attention tiles, paged attention (plain and
-/// gated) and the gated delta rule's kernels. Their loops are bounded, every global read and write
-/// is guarded against Params' sizes (and block tables against the pool) in the kernel, and every
-/// workgroup-memory and private-array index is in range by construction (the loop bounds that
-/// make it are constants), so the checks add nothing there but time: naga's index clamps keep a
-/// private array indexed in a loop out of registers. Without them on an H200: the quantized
-/// kernels 3-40% faster; Qwen3-0.6B prefill 2048 1.18x, a 64-sequence serving step 1.23x; a
-/// Qwen3.5-0.8B decode step's gdn_batch 24 -> 12 us and its gated attention 37 -> 26 us (decode
-/// 504 -> 605 tok/s), its prefill 512 1.45x; Qwen3-0.6B's paged attention 15.1 -> 14.0 us. The other
-/// kernels keep them: the float matvec, for one, ran up to 16% slower without them.
-pub const UNCHECKED: [&str; 15] = [
+/// The entries built without runtime checks by default: the float and quantized linears' matvecs
+/// and the quantized embedding (linear/, quant/), the cooperative-matrix linear, the prefill
+/// attention tiles, paged attention (plain and gated) and the gated delta rule's kernels. Their
+/// loops are bounded, every global read and write is guarded against Params' sizes (and block
+/// tables against the pool) in the kernel, and every workgroup-memory and private-array index is
+/// in range by construction (the loop bounds that make it are constants, or the subgroup count,
+/// which the matvec's STRIDE bounds), so the checks add nothing there but time: naga's index clamps
+/// keep a private array indexed in a loop out of registers, and in a decode step's short kernels
+/// their extra instructions are time on the critical path (BENCHMARKS.md, r27 and r39, has what
+/// each entry gained). The other kernels keep them.
+pub const UNCHECKED: [&str; 16] = [
+    "matvec",
     "qmatvec",
     "qmatvec_xs",
     "xlimbs",
