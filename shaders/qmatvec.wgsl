@@ -10,7 +10,8 @@
 // The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
 // Constants from quant/: WG, R, U, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
-// rows start on a word); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
+// rows start on a word), SWIGLU_OUT (linear_swiglu: y [M, N / 2] is silu(gate) * up of each pair
+// of weight rows (2j, 2j + 1), both of one workgroup); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
 // `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 
 var<workgroup> red: array<f32, R * WG>;
@@ -80,7 +81,14 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 #else_sg
     tree_sums(sums, lid, lid, WG);
 #endif_sg
-    if (lid < R && n0 + lid < p.n) {
+    if (SWIGLU_OUT) {
+        // rows n0 + 2j, n0 + 2j + 1 are gate and up of output n0 / 2 + j (R, n0 and N even), as
+        // swiglu_pairs.wgsl computes it
+        if (lid < R / 2u && n0 + 2u * lid + 1u < p.n) {
+            let g = red[2u * lid * WG];
+            st_y(mi * (p.n / 2u) + n0 / 2u + lid, g / (1.0 + exp(-g)) * red[(2u * lid + 1u) * WG]);
+        }
+    } else if (lid < R && n0 + lid < p.n) {
         st_y(mi * p.n + n0 + lid, red[lid * WG]);
     }
 }

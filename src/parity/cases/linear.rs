@@ -172,9 +172,13 @@ pub fn swiglu_cases() -> Vec<Case> {
     v
 }
 
-/// linear_swiglu (the gate/up projection with its swiglu): f32 x, 16-bit W of interleaved (gate,
-/// up) rows, f32 y. It exists where the linear takes tensor cores (M >= 64 without batch
+/// linear_swiglu (the gate/up projection with its swiglu): f32 x, W of interleaved (gate, up)
+/// rows, f32 y. With 16-bit W it exists where the linear takes tensor cores (M >= 64 without batch
 /// invariance): odd K (the K tail), an N edge inside a tile, and Qwen3-0.6B's gate/up projection.
+/// With a block-quantized W at every M: Qwen3-0.6B's gate/up projection in a decode step (the
+/// qmatvec's epilogue, four rows a workgroup), M = 3 at two rows a workgroup, an N whose last
+/// workgroup holds one pair of its four rows, a prefill (M = 70), and q4_k at 2^22 elements with
+/// K = 2048 (lanes without the epilogue: the linear, then swiglu).
 pub fn linear_swiglu_cases() -> Vec<Case> {
     let mut v = Vec::new();
     for shape in [(64, 1024, 6144), (70, 97, 22), (130, 4097, 68)] {
@@ -182,26 +186,32 @@ pub fn linear_swiglu_cases() -> Vec<Case> {
             v.push(swiglu_one(w, shape));
         }
     }
+    for q in [DType::Q4K, DType::Q8_0, DType::Q4_0, DType::Q6K] {
+        for shape in [(1, 1024, 6144), (3, 256, 70), (1, 256, 2054), (70, 256, 22)] {
+            v.push(swiglu_one(q, shape));
+        }
+    }
+    v.push(swiglu_one(DType::Q4K, (1, 2048, 2048)));
     v
 }
 
 fn swiglu_one(w: DType, (m, k, n): (usize, usize, usize)) -> Case {
     let tag = format!("w{w}-yf32,N{n}");
     let s = seed(&format!("linsw{tag}{m}{k}"));
+    let init = match w.is_quant() {
+        true => Init::QuantBlocks { seed: s ^ 7 },
+        false => Init::Normal {
+            seed: s ^ 7,
+            std: 1.5 / (k as f32).sqrt(),
+        },
+    };
     Case::new(
         "linear_swiglu",
         &tag,
         Op::LinearSwiGlu,
         vec![
             input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
-            input(
-                w,
-                &[n, k],
-                Init::Normal {
-                    seed: s ^ 7,
-                    std: 1.5 / (k as f32).sqrt(),
-                },
-            ),
+            input(w, &[n, k], init),
         ],
         vec![TensorDesc::new(DType::F32, &[m, n / 2])],
     )

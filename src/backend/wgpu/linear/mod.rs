@@ -169,10 +169,15 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
 
 /// linear_swiglu: the tensor-core linear with the swiglu of each (gate, up) pair of outputs in its
 /// epilogue, wherever the plain linear of these operands takes a cooperative-matrix kernel (so a
-/// batch-invariant engine takes it at every M or never); the matvec leaves the swiglu to
-/// `swiglu_linear`.
+/// batch-invariant engine takes it at every M or never); the float matvec leaves the swiglu to
+/// `swiglu_linear`. A quantized W at every M (quant::record_linear_swiglu: the same bits as the
+/// linear and then swiglu, so the choice does not move a row's bits).
 pub fn supports_linear_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (x, w, y) = (&desc.inputs[0], &desc.inputs[1], &desc.outputs[0]);
+    if w.dtype.is_quant() {
+        // every M: the qmatvec's epilogue, or the linear and swiglu (quant::record_linear_swiglu)
+        return supports(b, desc);
+    }
     if !coop_dtypes(x.dtype, w.dtype, y.dtype) {
         return Support::No(format!(
             "the fused epilogue is the tensor-core linear's: f32 x and y, 16-bit W (got x {}, w {}, y {})",
@@ -252,6 +257,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         Op::Linear => false,
         Op::SwiGluLinear => true,
         Op::AddRmsNormLinear { .. } => return add_norm::record(b, op, i, o),
+        Op::LinearSwiGlu if i[1].dtype.is_quant() => return super::quant::record_linear_swiglu(b, i, o),
         Op::LinearSwiGlu => {
             let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
             return match coop_plan(b, (m, k, n), coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype)) {

@@ -77,12 +77,15 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) 
 
 /// Records y = x · Wᵀ through `kind`, in the workgroup shape of `plan.rs` unless `shape` gives
 /// the threads and rows (tests), with qmatvec_xs's chunk of x at most `kc_cap` elements where
-/// given (tests: a K of several chunks).
+/// given (tests: a K of several chunks). With `swiglu` (the qmatvec entry, an even R) y [M, N / 2]
+/// is the swiglu of each (gate, up) pair of outputs.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn launch_linear(
     b: &WgpuBackend,
     kind: Kind,
     shape: Option<(u32, u32)>,
     kc_cap: Option<usize>,
+    swiglu: bool,
     x: &Tensor,
     w: &Tensor,
     y: &Tensor,
@@ -98,6 +101,9 @@ pub(super) fn launch_linear(
             sg,
             lanes: Lanes::LimbsWg,
         } => {
+            if swiglu {
+                return Err(Error::Other("linear_swiglu: qmatvec_xs has no swiglu epilogue".into()));
+            }
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
             // two slots a trip (the entry takes one where a row is not whole trips of two)
             let u = 2;
@@ -119,18 +125,29 @@ pub(super) fn launch_linear(
                 Some((wg, r)) => (wg, r, 2),
                 None => matvec_plan(n, k, lanes),
             };
-            consts.extend([("WG", format!("{wg}u")), ("R", format!("{r}u")), ("U", format!("{u}u"))]);
+            if swiglu && (r % 2 != 0 || n % 2 != 0) {
+                return Err(Error::Other(format!(
+                    "linear_swiglu: {r} rows a workgroup over N = {n} split (gate, up) pairs"
+                )));
+            }
+            consts.extend([
+                ("WG", format!("{wg}u")),
+                ("R", format!("{r}u")),
+                ("U", format!("{u}u")),
+                ("SWIGLU_OUT", swiglu.to_string()),
+            ]);
             (
                 "qmatvec",
                 n.div_ceil(r as usize) * m,
                 format!(
-                    "wg{wg}r{r}u{u}{}{}",
+                    "wg{wg}r{r}u{u}{}{}{}",
                     if sg { "sg" } else { "" },
                     match lanes {
                         Lanes::Limbs => "dp",
                         Lanes::V4 => "v4",
                         _ => "",
-                    }
+                    },
+                    if swiglu { "so" } else { "" }
                 ),
             )
         }

@@ -152,7 +152,32 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
             lanes: l,
         },
     };
-    launch_linear(b, kind, None, None, x, w, y)
+    launch_linear(b, kind, None, None, false, x, w, y)
+}
+
+/// linear_swiglu with a quantized w: y[M, N / 2] = the swiglu of each (gate, up) pair of x · Wᵀ.
+/// In the qmatvec's epilogue where the linear takes that kernel with whole pairs in a workgroup
+/// (an even R): one dispatch where it was the linear and swiglu_pairs. Else (the tensor-core
+/// prefill, qmatvec_xs, three rows a workgroup) the linear into a scratch, then swiglu. Both give
+/// the same bits: the epilogue computes swiglu_pairs.wgsl's formula on the same sums.
+pub fn record_linear_swiglu(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let (x, w, y) = (i[0], i[1], o[0]);
+    let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let l = lanes(b, x, w)?;
+    let pairs = l != Lanes::LimbsWg && plan::matvec_plan(n, k, l).1 % 2 == 0 && n % 2 == 0;
+    if pairs && super::linear::quant_coop_plan(b, x, w, y).is_none() {
+        let kind = Kind::Matvec {
+            sg: b.caps.subgroup,
+            lanes: l,
+        };
+        return launch_linear(b, kind, None, None, true, x, w, y);
+    }
+    let gate_up = b.scratch("linear-swiglu-pairs", DType::F32, m * n)?.reshape(&[m, n])?;
+    record_linear(b, &[x, w], &[&gate_up])?;
+    super::elementwise::record(b, &Op::SwiGlu, &[&gate_up], &[y])
 }
 
 /// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
