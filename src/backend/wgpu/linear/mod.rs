@@ -170,8 +170,9 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// linear_swiglu: the tensor-core linear with the swiglu of each (gate, up) pair of outputs in its
 /// epilogue, wherever the plain linear of these operands takes a cooperative-matrix kernel (so a
 /// batch-invariant engine takes it at every M or never); the float matvec leaves the swiglu to
-/// `swiglu_linear`. A quantized W at every M (quant::record_linear_swiglu: the same bits as the
-/// linear and then swiglu, so the choice does not move a row's bits).
+/// `swiglu_linear`. A quantized W at every M (quant::record_linear_swiglu: the qmatvec's epilogue
+/// where it holds whole pairs: with batch invariance on, a choice of the weight and lanes alone,
+/// never of M).
 pub fn supports_linear_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (x, w, y) = (&desc.inputs[0], &desc.inputs[1], &desc.outputs[0]);
     if w.dtype.is_quant() {
