@@ -135,6 +135,8 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       to w: the cases with a 1 + w norm weight red, the others green.
 ///   teeth::norm_swiglu_sign_flipped::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
 ///       patched to silu(-gate): the cases with the epilogue red, the others green.
+///   teeth::qmatvec_swiglu_pair_swapped::linear_swiglu[..]   shaders/qmatvec.wgsl's swiglu
+///       epilogue patched to take the up row as the gate: every quantized decode case red.
 ///   teeth::split_partial_dropped::linear_add_rms_norm[..]   shaders/linear_add_rms_norm.wgsl
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
@@ -268,6 +270,12 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i)",
         "g / (1.0 + exp(g)) * y_of((r + 1u) * MR + i, i)",
     ));
+    let qswiglu = Arc::new(Patched::new(
+        "qmatvec_swiglu_pair_swapped",
+        "qmatvec.wgsl",
+        "let g = red[2u * lid * WG];",
+        "let g = red[(2u * lid + 1u) * WG];",
+    ));
     let split_sum = Arc::new(Patched::new(
         "split_partial_dropped",
         "linear_add_rms_norm.wgsl",
@@ -315,6 +323,15 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 (Tooth::Patched(norm_unit.clone()), *unit_offset),
                 (Tooth::Patched(norm_swiglu.clone()), *swiglu),
             ],
+            // a quantized W's decode rows take the qmatvec's epilogue on every adapter (a prefill
+            // may take the tensor cores, and K = 2048 the limb lanes, without it: no bite there)
+            Op::LinearSwiGlu if case.inputs[1].desc.dtype.is_quant() => {
+                let (m, k) = (case.inputs[0].desc.shape[0], case.inputs[0].desc.shape[1]);
+                if m >= 64 || k >= 2048 {
+                    continue;
+                }
+                vec![(Tooth::Patched(qswiglu.clone()), true)]
+            }
             // where a device runs the op at all, its projection is split (two partials or more)
             Op::LinearAddRmsNorm { .. } => vec![(Tooth::Patched(split_sum.clone()), true)],
             Op::LinearRmsNormRopeKv { .. } => vec![(Tooth::Patched(split_sum_kv.clone()), true)],
