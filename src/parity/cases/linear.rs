@@ -177,7 +177,8 @@ pub fn swiglu_cases() -> Vec<Case> {
 /// invariance): odd K (the K tail), an N edge inside a tile, and Qwen3-0.6B's gate/up projection.
 /// With a block-quantized W at every M: Qwen3-0.6B's gate/up projection in a decode step (the
 /// qmatvec's epilogue, four rows a workgroup), M = 3 at two rows a workgroup, an N whose last
-/// workgroup holds one pair of its four rows, a prefill (M = 70), and q4_k at 2^22 elements with
+/// workgroup holds one pair of its four rows, a prefill (M = 70: refused by name where it takes
+/// the tensor cores), and q4_k at 2^22 elements with
 /// K = 2048 (lanes without the epilogue: the linear, then swiglu).
 pub fn linear_swiglu_cases() -> Vec<Case> {
     let mut v = Vec::new();

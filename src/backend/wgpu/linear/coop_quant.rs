@@ -19,12 +19,17 @@ use std::sync::{Mutex, OnceLock};
 
 /// The coop shape a quantized linear y = x · Wᵀ takes on `b`, if any.
 pub fn quant_coop_plan(b: &WgpuBackend, x: &Tensor, w: &Tensor, y: &Tensor) -> Option<Coop> {
+    quant_coop_for(b, x.shape[0], [x.dtype, w.dtype, y.dtype])
+}
+
+/// The coop shape of a quantized linear of `m` x rows with these (x, w, y) dtypes on `b`, if any.
+pub(super) fn quant_coop_for(b: &WgpuBackend, m: usize, [xd, wd, yd]: [DType; 3]) -> Option<Coop> {
     let c = coop::on(b, COOP_GEMM);
-    (w.dtype.is_quant()
-        && x.dtype == DType::F32
-        && y.dtype == DType::F32
+    (wd.is_quant()
+        && xd == DType::F32
+        && yd == DType::F32
         && b.invariance() == BatchInvariance::Off
-        && x.shape[0] >= COOP_FROM
+        && m >= COOP_FROM
         && coop::fits(b, c))
     .then_some(c)
 }

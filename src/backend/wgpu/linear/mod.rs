@@ -170,13 +170,21 @@ pub fn supports_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
 /// linear_swiglu: the tensor-core linear with the swiglu of each (gate, up) pair of outputs in its
 /// epilogue, wherever the plain linear of these operands takes a cooperative-matrix kernel (so a
 /// batch-invariant engine takes it at every M or never); the float matvec leaves the swiglu to
-/// `swiglu_linear`. A quantized W at every M (quant::record_linear_swiglu: the qmatvec's epilogue
-/// where it holds whole pairs: with batch invariance on, a choice of the weight and lanes alone,
-/// never of M).
+/// `swiglu_linear`. A quantized W wherever the qmatvec takes its rows (quant::record_linear_swiglu:
+/// its epilogue where it holds whole pairs, a choice of the weight and lanes alone, never of M).
 pub fn supports_linear_swiglu(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (x, w, y) = (&desc.inputs[0], &desc.inputs[1], &desc.outputs[0]);
     if w.dtype.is_quant() {
-        // every M: the qmatvec's epilogue, or the linear and swiglu (quant::record_linear_swiglu)
+        // the rows the qmatvec takes: its epilogue, or the linear and swiglu
+        // (quant::record_linear_swiglu); a prefill on the tensor cores stays linear, then swiglu,
+        // through the model's own (gate, up) buffer
+        if coop_quant::quant_coop_for(b, x.shape[0], [x.dtype, w.dtype, y.dtype]).is_some() {
+            return Support::No(format!(
+                "{} rows of a quantized W take the tensor-core GEMM, which has no swiglu epilogue: \
+                 linear, then swiglu",
+                x.shape[0]
+            ));
+        }
         return supports(b, desc);
     }
     if !coop_dtypes(x.dtype, w.dtype, y.dtype) {

@@ -157,8 +157,9 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
 
 /// linear_swiglu with a quantized w: y[M, N / 2] = the swiglu of each (gate, up) pair of x · Wᵀ.
 /// In the qmatvec's epilogue where the linear takes that kernel with whole pairs in a workgroup
-/// (an even R): one dispatch where it was the linear and swiglu_pairs. Else (the tensor-core
-/// prefill, qmatvec_xs, three rows a workgroup) the linear into a scratch, then swiglu. The
+/// (an even R): one dispatch where it was the linear and swiglu_pairs. Else (qmatvec_xs, three
+/// rows a workgroup; a tensor-core prefill, which `supports` refuses) the linear into a scratch,
+/// then swiglu. The
 /// epilogue computes swiglu_pairs.wgsl's formula on the sums the linear would have stored.
 pub fn record_linear_swiglu(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let (x, w, y) = (i[0], i[1], o[0]);
