@@ -9,9 +9,25 @@ use crate::error::{Error, Result};
 use crate::op::rope_tables_of;
 use crate::tensor::{shape_str, Tensor};
 use crate::util::{seed, Rng};
+use std::borrow::Cow;
 
 /// A family's random values for the weight `name` of `shape` (benchmarks): model-like scales.
 pub(super) type RandomValues = fn(name: &str, shape: &[usize], r: &mut Rng) -> Vec<f32>;
+
+/// A stored vector (a norm weight, Qwen3.5's A_log and dt_bias) in f16 / bf16 goes to the device
+/// widened to f32, as GGUF files store theirs: the same values (widening is exact, so every
+/// result keeps its bits), read by the kernels as plain words. The norm-fused matvecs read two norm
+/// weights at every step of their unrolled loop, where a 16-bit word's shifts and masks (and for
+/// f16 the exponent's cases) are instructions on the decode's critical path. Matrices keep their
+/// dtype: they are the bytes a step streams.
+fn widened<'a>(dtype: DType, shape: &[usize], bytes: Cow<'a, [u8]>) -> (DType, Cow<'a, [u8]>) {
+    match dtype {
+        DType::F16 | DType::BF16 if shape.len() == 1 => {
+            (DType::F32, DType::F32.encode_f32(&dtype.decode_f32(&bytes)).into())
+        }
+        _ => (dtype, bytes),
+    }
+}
 
 /// Checks the dtype and shape of every stored tensor in `want` (name, shape) before anything is
 /// uploaded; a random source has nothing to check. Vectors must be float; matrices too, or, with
@@ -110,19 +126,14 @@ impl<'a> Loader<'a> {
 
     /// The same, not counted (a part of a tensor, or one fused from several).
     pub fn uncounted(&self, name: &str, shape: &[usize]) -> Result<Tensor> {
-        match self.src {
-            Source::Random { dtype, seed } => self.random(name, shape, *dtype, *seed),
-            _ => {
-                let f = self.src.fetch(self.c, name)?;
-                let t = self.dev.alloc(f.dtype, shape)?;
-                self.dev.upload(&t, &f.bytes)?;
-                Ok(t)
-            }
-        }
+        let (dtype, bytes) = self.bytes(name, shape)?;
+        let t = self.dev.alloc(dtype, shape)?;
+        self.dev.upload(&t, &bytes)?;
+        Ok(t)
     }
 
-    /// Random weights of the family's scales, seeded by the name; a quantized model keeps its
-    /// norms in f32 (as GGUF files do).
+    /// Random weights of the family's scales, seeded by the name; vectors (norms) in f32, a
+    /// quantized model's as GGUF files keep them, a 16-bit one's as `widened` makes them.
     pub fn random(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> Result<Tensor> {
         let (dtype, bytes) = self.random_bytes(name, shape, dtype, seed_);
         let t = self.dev.alloc(dtype, shape)?;
@@ -130,7 +141,7 @@ impl<'a> Loader<'a> {
         Ok(t)
     }
 
-    fn random_bytes(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> (DType, Vec<u8>) {
+    fn random_bytes(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> (DType, Cow<'a, [u8]>) {
         let mut r = Rng::new(seed_ ^ seed(name));
         let vals = (self.random)(name, shape, &mut r);
         let dtype = if dtype.is_quant() && shape.len() == 1 {
@@ -138,19 +149,16 @@ impl<'a> Loader<'a> {
         } else {
             dtype
         };
-        (dtype, dtype.encode_f32(&vals))
+        widened(dtype, shape, dtype.encode_f32(&vals).into())
     }
 
     /// A tensor's dtype and bytes as `uncounted` would upload them (for tensors fused on the host).
-    pub fn bytes(&self, name: &str, shape: &[usize]) -> Result<(DType, std::borrow::Cow<'a, [u8]>)> {
+    pub fn bytes(&self, name: &str, shape: &[usize]) -> Result<(DType, Cow<'a, [u8]>)> {
         match self.src {
-            Source::Random { dtype, seed } => {
-                let (d, b) = self.random_bytes(name, shape, *dtype, *seed);
-                Ok((d, b.into()))
-            }
+            Source::Random { dtype, seed } => Ok(self.random_bytes(name, shape, *dtype, *seed)),
             _ => {
                 let f = self.src.fetch(self.c, name)?;
-                Ok((f.dtype, f.bytes))
+                Ok(widened(f.dtype, shape, f.bytes))
             }
         }
     }
