@@ -2,8 +2,9 @@
 // 16-bit floats live packed two to a u32 word, low half first (little endian, like the host bytes).
 
 // f16 bits -> f32, exact (subnormals, inf and NaN with its payload included), integer arithmetic
-// and one exact float product, without branches: a branch in the decode split the unrolled trips of
-// the norm-fused matvecs of an f16 model (two norm weights decoded a step), which ran several
+// and one exact float product, without branches: the decode runs inside unrolled loops (q4_k's and
+// q4_1's block scales), where a branch splits the trips; with one, the norm-fused matvecs of an
+// f16 model (two norm weights a step, before vectors were widened on load) ran several
 // microseconds a dispatch slower than their bf16 twins. Not unpack2x16float: a GPU may quiet a
 // NaN or flush a subnormal there (the cast cases with special values catch it).
 fn f16_bits_to_f32(h: u32) -> f32 {
