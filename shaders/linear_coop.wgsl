@@ -32,9 +32,12 @@ enable wgpu_cooperative_matrix;
 // to fill the GPU this way without tiles that re-read W for a few tokens each.
 //
 //   //@decl     var c{tm}_{tn} (accumulators), var wv{j} / xv{j} (the next step's loads)
-//   //@load     wv{j} = load_w(lid + j·NT, n0, k0); xv{j} = load_x(...)
-//   //@stage    stage_w (stage_wq)(lid + j·NT, wv{j}); stage_x(...)
-//   //@mma      this subgroup's slices of the step: A, B fragments, TM·TN products
+//   //@loop     the walk over K: each step's loads (wv{j} = load_w(lid + j·NT, n0, k0), xv{j} =
+//               load_x(...)) issued a step ahead, staged (stage_w or stage_wq, stage_x: into stage
+//               o of NBUF), and this subgroup's slices of the step multiplied (A, B fragments,
+//               TM·TN products). NBUF 1: stage, barrier, multiply, barrier, two barriers a step;
+//               NBUF 2: the next step staged into the other stage while this one multiplies, one
+//               barrier a step (coop.rs `main_loop`)
 //   //@store    each tile through this subgroup's scratch to `finish` (`finish_swiglu`, `finish_q`)
 // Generated before this file: WREG and ld_w8(n, k) (8 weights of row n from k: a vec4<u32> of
 // raw 16-bit pairs, or a mat2x4<f32> of dequantized weights), ld_x4(m, k) (4 x of row m, raw bits),
@@ -52,8 +55,9 @@ const XS = BK + 8u;
 const WV = BNO * BK / 8u; // 8-weight W loads a step
 const XV = TOK * BK / 4u; // 16-byte x loads a step
 
-var<workgroup> ws: array<f16, BN * XS>;
-var<workgroup> xs: array<f16, BMT * XS>;
+// NBUF stages of W and x (2: the next step staged while this one multiplies; see `//@loop`)
+var<workgroup> ws: array<f16, NBUF * BN * XS>;
+var<workgroup> xs: array<f16, NBUF * BMT * XS>;
 var<workgroup> red: array<f32, NSG * TT>;
 
 fn load_w(i: u32, n0: u32, k0: u32) -> WREG {
@@ -77,11 +81,11 @@ fn half2(bits: u32) -> vec2<f16> {
     return vec2<f16>(vec2<f32>(bitcast<f32>(bits << 16u), bitcast<f32>(bits & 0xffff0000u)));
 }
 
-fn stage_w(i: u32, v: vec4<u32>) {
+fn stage_w(i: u32, v: vec4<u32>, o: u32) {
     if (i >= WV) {
         return;
     }
-    let at = (i / (BK / 8u)) * XS + (i % (BK / 8u)) * 8u;
+    let at = o + (i / (BK / 8u)) * XS + (i % (BK / 8u)) * 8u;
     let a = half2(v.x);
     let b = half2(v.y);
     let c = half2(v.z);
@@ -98,11 +102,11 @@ fn stage_w(i: u32, v: vec4<u32>) {
 
 // A quantized W's 8 weights (dequantized exactly, f32) as hi and lo like x's: weight row r is tile
 // columns 2r (hi) and 2r + 1 (lo), so C[2t + a, 2r + b] = x_a · w_b and finish_q adds the four.
-fn stage_wq(i: u32, v: mat2x4<f32>) {
+fn stage_wq(i: u32, v: mat2x4<f32>, o: u32) {
     if (i >= WV) {
         return;
     }
-    let at = (i / (BK / 8u)) * 2u * XS + (i % (BK / 8u)) * 8u;
+    let at = o + (i / (BK / 8u)) * 2u * XS + (i % (BK / 8u)) * 8u;
     let a = split(bitcast<u32>(v[0].x));
     let b = split(bitcast<u32>(v[0].y));
     let c = split(bitcast<u32>(v[0].z));
@@ -140,11 +144,11 @@ fn split(bits: u32) -> vec2<f16> {
     return vec2<f16>(f16(h), f16(x - h));
 }
 
-fn stage_x(i: u32, v: vec4<u32>) {
+fn stage_x(i: u32, v: vec4<u32>, o: u32) {
     if (i >= XV) {
         return;
     }
-    let at = (i / (BK / 4u)) * 2u * XS + (i % (BK / 4u)) * 4u;
+    let at = o + (i / (BK / 4u)) * 2u * XS + (i % (BK / 4u)) * 4u;
     let a = split(v.x);
     let b = split(v.y);
     let c = split(v.z);
@@ -259,16 +263,6 @@ fn linear_coop(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let wm = sg / (KS * WN);
     let steps = (ke - k0 + BK - 1u) / BK;
     //@decl
-    //@load
-    for (var s = 0u; s < steps; s++) {
-        workgroupBarrier();
-        //@stage
-        workgroupBarrier();
-        k0 += BK;
-        if (k0 < ke) {
-            //@load
-        }
-        //@mma
-    }
+    //@loop
     //@store
 }

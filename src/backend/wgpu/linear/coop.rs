@@ -13,7 +13,9 @@ use crate::dtype::DType;
 /// do; 8 where it has 8x8x8 ones, as Mesa's lavapipe does), KS K-groups, BK elements of K a step,
 /// and KC elements of K a workgroup (0: all of K; else the split-K pass of linear_coop.wgsl, its
 /// partials added by linear_splitk.wgsl). A subgroup is `lanes` invocations (32 on NVIDIA; the
-/// adapter's one fixed size: 8 on lavapipe).
+/// adapter's one fixed size: 8 on lavapipe). `nbuf` stages of W and x in workgroup memory: 1, or
+/// 2 to stage the next step while this one multiplies (one barrier a step instead of two; twice
+/// the staging memory). The order of sums is the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Coop {
     pub wn: u32,
@@ -25,6 +27,7 @@ pub(crate) struct Coop {
     pub kc: u32,
     pub t: u32,
     pub lanes: u32,
+    pub nbuf: u32,
 }
 
 impl Coop {
@@ -39,7 +42,14 @@ impl Coop {
             kc: 0,
             t: 16,
             lanes: 32,
+            nbuf: 1,
         }
+    }
+    /// The shape with two stages of W and x (`nbuf`): sweep candidates only, until a GPU sweep
+    /// says whether a plan should take one.
+    #[cfg(test)]
+    pub const fn double(self) -> Self {
+        Coop { nbuf: 2, ..self }
     }
     /// The shape on an adapter's T x T matrices and subgroups of `lanes` (the tables are written
     /// for 16 and 32).
@@ -70,9 +80,10 @@ impl Coop {
     pub fn nsg(&self) -> u32 {
         self.wn * self.wm * self.ks
     }
-    /// workgroup memory: the f16 W and x of a step (rows BK + 8 apart), a T x T f32 scratch a subgroup
+    /// workgroup memory: the f16 W and x of a step (rows BK + 8 apart) in each of `nbuf` stages,
+    /// a T x T f32 scratch a subgroup
     pub fn shared_bytes(&self) -> u32 {
-        (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * self.t * self.t * 4
+        self.nbuf * (self.bn() + 2 * self.tok()) * (self.bk + 8) * 2 + self.nsg() * self.t * self.t * 4
     }
     pub fn variant(&self) -> String {
         let split = if self.kc > 0 {
@@ -86,7 +97,8 @@ impl Coop {
         } else {
             format!("_t{}l{}", self.t, self.lanes)
         };
-        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{t}", self.ks, self.bk)
+        let db = if self.nbuf == 2 { "_db" } else { "" };
+        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{db}{t}", self.ks, self.bk)
     }
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
@@ -97,6 +109,7 @@ impl Coop {
             && self.tm * self.tn <= 8
             && self.nsg() * self.lanes <= 1024
             && self.kc % self.bk == 0
+            && matches!(self.nbuf, 1 | 2)
     }
 }
 
@@ -189,6 +202,7 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
         ("T", c.t),
         ("SUBW", c.lanes),
         ("W_SPLIT", if quant { 2 } else { 1 }),
+        ("NBUF", c.nbuf),
     ]
     .map(|(n, v)| (n, format!("{v}u")))
     .to_vec();
@@ -308,29 +322,32 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
         let st = if quant { "stage_wq" } else { "stage_w" };
         decl += &format!("var wv{j} = WREG();\n");
         load += &format!("wv{j} = load_w(lid + {j}u * NT, n0, k0);\n");
-        stage += &format!("{st}(lid + {j}u * NT, wv{j});\n");
+        stage += &format!("{st}(lid + {j}u * NT, wv{j}, sw);\n");
     }
     for j in 0..lx {
         decl += &format!("var xv{j} = vec4<u32>();\n");
         load += &format!("xv{j} = load_x(lid + {j}u * NT, m0, k0);\n");
-        stage += &format!("stage_x(lid + {j}u * NT, xv{j});\n");
+        stage += &format!("stage_x(lid + {j}u * NT, xv{j}, sx);\n");
     }
     let mut mma = String::new();
     for jj in 0..bk / t / ks {
         mma += &format!("{{\nlet kk = ({jj}u * KS + ks) * T;\n");
         for i in 0..tm {
-            mma +=
-                &format!("let a{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[((wm * TM + {i}u) * T) * XS + kk], XS);\n");
+            mma += &format!(
+                "let a{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[mx + ((wm * TM + {i}u) * T) * XS + kk], XS);\n"
+            );
         }
         for j in 0..tn {
-            mma +=
-                &format!("let b{j} = coopLoad<coop_mat{t}x{t}<f16, B>>(&ws[((wn * TN + {j}u) * T) * XS + kk], XS);\n");
+            mma += &format!(
+                "let b{j} = coopLoad<coop_mat{t}x{t}<f16, B>>(&ws[mw + ((wn * TN + {j}u) * T) * XS + kk], XS);\n"
+            );
         }
         for (i, j) in tiles() {
             mma += &format!("c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
         }
         mma += "}\n";
     }
+    let main = main_loop(c.nbuf, &load, &stage, &mma);
     // split K: the raw sums go to the partials (linear_splitk.wgsl takes the swiglu)
     let finish = if quant {
         "finish_q"
@@ -357,16 +374,7 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
             rest.push('\n');
         }
     }
-    let filled = fill(
-        &rest,
-        &[
-            ("decl", decl),
-            ("load", load),
-            ("stage", stage),
-            ("mma", mma),
-            ("store", store),
-        ],
-    );
+    let filled = fill(&rest, &[("decl", decl), ("loop", main), ("store", store)]);
     let put_y = if c.kc == 0 {
         "fn put_y(part: u32, m: u32, n: u32, v: f32) { st_y(m * p.n + n, v); }\n"
     } else {
@@ -383,11 +391,33 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
     )
 }
 
+/// linear_coop.wgsl's walk over K (`//@loop`) from a step's loads, staging (into the stage at W
+/// offset `sw`, x offset `sx`) and products (from the stage at `mw`, `mx`). One stage: staged and
+/// multiplied between two barriers, the next step's loads in flight meanwhile. Two: step s
+/// multiplies stage s % 2 while the next step is staged into the other, one barrier a step; the
+/// barrier ending step s - 1 is what frees the stage step s writes.
+fn main_loop(nbuf: u32, load: &str, stage: &str, mma: &str) -> String {
+    if nbuf == 1 {
+        return format!(
+            "let sw = 0u;\nlet sx = 0u;\nlet mw = 0u;\nlet mx = 0u;\n{load}\
+             for (var s = 0u; s < steps; s++) {{\nworkgroupBarrier();\n{stage}workgroupBarrier();\n\
+             k0 += BK;\nif (k0 < ke) {{\n{load}}}\n{mma}}}\n"
+        );
+    }
+    format!(
+        "{load}{{\nlet sw = 0u;\nlet sx = 0u;\n{stage}}}\nworkgroupBarrier();\n\
+         for (var s = 0u; s < steps; s++) {{\nlet cur = s % 2u;\nlet mw = cur * BN * XS;\n\
+         let mx = cur * BMT * XS;\nk0 += BK;\nlet more = k0 < ke;\nif (more) {{\n{load}}}\n{mma}\
+         if (more) {{\nlet sw = (1u - cur) * BN * XS;\nlet sx = (1u - cur) * BMT * XS;\n{stage}}}\n\
+         workgroupBarrier();\n}}\n"
+    )
+}
+
 /// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 34] = [
+pub(crate) const CANDIDATES: [Coop; 38] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -424,6 +454,11 @@ pub(crate) const CANDIDATES: [Coop; 34] = [
     // weight rows or twice the tokens a workgroup, 16 subgroups
     Coop::new(8, 2, 2, 4, 1, 32), // BN 256, 64 tokens
     Coop::new(4, 2, 4, 4, 1, 32), // BN 128, 128 tokens
+    // two stages of W and x (the next step staged while this one multiplies), in 48 KiB
+    Coop::new(4, 2, 2, 4, 1, 32).double(), // BN 128, 64 tokens (COOP_GEMM's tile), 48 KiB
+    Coop::new(2, 2, 4, 2, 1, 32).double(), // BN 64, 64 tokens
+    Coop::new(2, 4, 2, 2, 1, 32).double(), // BN 128, 32 tokens
+    Coop::new(2, 2, 2, 2, 1, 64).double(), // BN 64, 32 tokens, K steps of 64
     // K split across workgroups (the many-rows family)
     Coop::new(2, 2, 1, 2, 1, 64).split(MANY_ROWS_KC),
     Coop::new(4, 2, 2, 4, 1, 64).split(MANY_ROWS_KC),
