@@ -53,7 +53,7 @@ fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>) {
 
 // The first key block on its way (q arrives normed and rotated).
 fn prefill_prepare(tid: u32, b: QBlock) {
-    load_block(0u, tid, 0u, b);
+    load_block(0u, tid, b.k_lo, b);
 }
 
 @compute @workgroup_size(NT)

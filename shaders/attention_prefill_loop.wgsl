@@ -27,9 +27,15 @@
 //   fn prefill_stage_k(tid: u32, k0: u32, b: QBlock)         key rows k0..k0 + BK into kv_s
 //   fn prefill_stage_v(tid: u32, k0: u32, b: QBlock)         value rows likewise
 //   fn prefill_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>)  store vec4 d4 of output row i
+// and, where KP > 0 (a partition's rows go to a scratch for the merge, attention.rs):
+//   fn prefill_part_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>)  prefill_out's, to the scratch
+//   fn prefill_stats(b: QBlock, i: u32, m: f32, l: f32)  row i's max score and softmax sum there
 // Constants (attention_prefill.rs): DH4 (head_dim / 4), BQ, BK, NT, CT (threads across the keys
 // of a score row; a power of two, within one subgroup in the `sg` variant), RT = NT / CT,
 // CV = NT / (BQ / 4) (threads across output vec4 columns).
+// KP: keys a partition (0: none; else a multiple of BK). A partition's rows are normalized over
+// its own keys; a row wholly past a partition's keys (every score masked) comes out finite but
+// meaningless, and the merge never reads it.
 
 const NEG = -1.0e30;            // masked score; exp(NEG - m) == 0 for any real m
 const QS = DH4 + 1u;            // padded row stride (vec4) of q_s and kv_s
@@ -48,7 +54,8 @@ var<workgroup> red_s: array<f32, BQ * CT>;
 #endif_sg
 
 // One workgroup's query block: head h, its kv head's row offset kbase, query rows t0..t0 + tn at
-// positions pos0.., keys 0..kv_end.
+// positions pos0.., keys 0..kv_end, of which it walks k_lo..k_hi (all of them, or key partition
+// part: KP > 0).
 struct QBlock {
     h: u32,
     kbase: u32,
@@ -56,17 +63,38 @@ struct QBlock {
     tn: u32,
     pos0: u32,
     kv_end: u32,
+    part: u32,
+    k_lo: u32,
+    k_hi: u32,
 }
 
-// The block of workgroup idx < nqb * hq, the first query at position n_past; the longest (last)
-// query blocks start first.
+// Key partitions a query block's keys take: with KP > 0 (attention.rs: a long prefill), keys
+// 0..n_past + T in runs of KP, each run its own workgroup, merged by attention_prefill_merge.wgsl;
+// else 1.
+fn prefill_parts(n_past: u32) -> u32 {
+    return select(1u, (n_past + p.t + KP - 1u) / max(KP, 1u), KP > 0u);
+}
+
+// The block of workgroup idx < nqb * hq * prefill_parts, the first query at position n_past; the
+// longest (last) query blocks start first, their partitions side by side. A partition past the
+// block's keys has k_lo >= kv_end (its workgroup does nothing).
 fn q_block(idx: u32, n_past: u32) -> QBlock {
-    let qb = p.nqb - 1u - idx / p.hq;
-    let h = idx % p.hq;
+    let np = prefill_parts(n_past);
+    let part = idx % np;
+    let qh = idx / np;
+    let qb = p.nqb - 1u - qh / p.hq;
+    let h = qh % p.hq;
     let t0 = qb * BQ;
     let tn = min(BQ, p.t - t0);         // valid query rows in this block
     let pos0 = n_past + t0;             // position of row 0
-    return QBlock(h, (h / p.group) * p.dh, t0, tn, pos0, pos0 + tn);
+    let kv_end = pos0 + tn;
+    var k_lo = 0u;
+    var k_hi = kv_end;
+    if (KP > 0u) {
+        k_lo = part * KP;
+        k_hi = min(k_lo + KP, kv_end);
+    }
+    return QBlock(h, (h / p.group) * p.dh, t0, tn, pos0, kv_end, part, k_lo, k_hi);
 }
 
 // The Q tile into q_s: rows i < tn from prefill_q, zeros below them.
@@ -92,8 +120,8 @@ fn prefill_attend(tid: u32, sid: u32, b: QBlock) {
     let pr = tid / CV;
     let pc = tid % CV;
     //@init
-    let nkb = (b.kv_end + BK - 1u) / BK;
-    for (var kb = 0u; kb < nkb; kb++) {
+    let nkb = (b.k_hi + BK - 1u) / BK;
+    for (var kb = b.k_lo / BK; kb < nkb; kb++) {
         let k0 = kb * BK;
         prefill_stage_k(tid, k0, b);
         workgroupBarrier();
@@ -124,10 +152,14 @@ fn prefill_attend(tid: u32, sid: u32, b: QBlock) {
 // this (sid: prefill_attend).
 fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32, sid: u32) {
     let idx = group_index(wid, nwg);
-    if (idx >= p.nqb * p.hq) {
+    let n_past = prefill_n_past(tid);
+    if (idx >= p.nqb * p.hq * prefill_parts(n_past)) {
         return;
     }
-    let b = q_block(idx, prefill_n_past(tid));
+    let b = q_block(idx, n_past);
+    if (b.k_lo >= b.kv_end) {
+        return;
+    }
     prefill_stage_q(tid, b);
     prefill_prepare(tid, b);
     prefill_attend(tid, sid, b);

@@ -7,6 +7,7 @@
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
 //! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
 //! workgroup memory fits the device.
+use super::attention_parts;
 use super::attention_prefill::{prefill_source, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
@@ -31,24 +32,28 @@ pub(super) const TILES: [Tile; 4] = [
         bq: 64,
         bk: 16,
         tn: 2,
+        kp: 0,
     },
     Tile {
         nt: 128,
         bq: 32,
         bk: 16,
         tn: 2,
+        kp: 0,
     },
     Tile {
         nt: 128,
         bq: 32,
         bk: 8,
         tn: 1,
+        kp: 0,
     },
     Tile {
         nt: 128,
         bq: 16,
         bk: 8,
         tn: 1,
+        kp: 0,
     },
 ];
 
@@ -192,6 +197,8 @@ pub(super) struct Plan {
     pub tile: Option<(Tile, bool)>,
     /// head_dim / 4
     pub dh4: usize,
+    /// key partitions of each query block (attention_parts.rs; 1: none)
+    pub parts: usize,
     pub variant: String,
     pub consts: Vec<(&'static str, String)>,
 }
@@ -219,7 +226,7 @@ impl Plan {
     }
 
     /// Dispatches `entries[0]` (decode) or `entries[1]` (prefill) from `body`, one workgroup per
-    /// (query block, query head); decode has one block (T == 1).
+    /// (query block, query head, key partition); decode has one block (T == 1).
     #[allow(clippy::too_many_arguments)]
     pub fn dispatch(
         self,
@@ -241,7 +248,7 @@ impl Plan {
             || (body.to_string(), self.consts.to_vec()),
             params,
             tensors,
-            grid((self.nqb * hq) as u32),
+            grid((self.nqb * hq * self.parts) as u32),
         )
     }
 }
@@ -254,6 +261,7 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> 
             nqb: 1,
             tile: None,
             dh4: dh / 4,
+            parts: 1,
             variant: format!("dh{dh}"),
             consts: vec![dh4, ("NT", format!("{DECODE_NT}u"))],
         });
@@ -273,6 +281,7 @@ pub(super) fn prefill_plan(b: &WgpuBackend, tl: Tile, t: usize, dh: usize) -> Pl
         nqb: t.div_ceil(tl.bq),
         tile: Some((tl, sg)),
         dh4: dh / 4,
+        parts: 1,
         variant: tl.variant(dh, sg),
         consts,
     }
@@ -323,19 +332,39 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         unreachable!()
     };
     let (t, hq, hkv, dh) = dims(&i[0].shape, &i[1].shape);
-    let bindings = vec![
+    let mut bindings = vec![
         read("q", i[0].dtype),
         read("k", i[1].dtype),
         read("v", i[2].dtype),
         write("o", o[0].dtype),
     ];
-    let plan = match tile {
+    // a long prefill's keys in partitions (attention_parts.rs) on plan's tile; a given tile keeps
+    // its own `kp`
+    let mut plan = match tile {
         Some(tl) if t > 1 => prefill_plan(b, tl, t, dh),
-        _ => plan(b, op, t, hq, dh)?,
+        _ => match plan(b, op, t, hq, dh)? {
+            Plan {
+                tile: Some((tl, _)), ..
+            } if attention_parts::part_keys(b, t, n_past, hq, dh) > 0 => {
+                let kp = attention_parts::part_keys(b, t, n_past, hq, dh);
+                prefill_plan(b, Tile { kp, ..tl }, t, dh)
+            }
+            pl => pl,
+        },
     };
-    let helpers: String = (bindings.iter().take(3).enumerate())
+    let kp = plan.tile.map_or(0, |(tl, _)| tl.kp);
+    plan.parts = attention_parts::parts(t, n_past, kp);
+    let mut helpers: String = (bindings.iter().take(3).enumerate())
         .map(|(slot, bd)| ld4(bd.name, slot, bd.dtype))
         .collect();
+    let scratch = match kp {
+        0 => None,
+        _ => {
+            bindings.push(attention_parts::binding());
+            helpers += attention_parts::HELPERS;
+            Some(attention_parts::scratch(b, t, n_past, hq, dh, kp)?)
+        }
+    };
     let body = plan.body(
         b,
         "attention.wgsl",
@@ -346,7 +375,8 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         offs: [0; 8],
         shape: plan.shape(t, hq, hkv, dh, n_past, scale),
     };
-    let tensors = [i[0], i[1], i[2], o[0]];
+    let mut tensors = vec![i[0], i[1], i[2], o[0]];
+    tensors.extend(scratch.as_ref());
     plan.dispatch(
         b,
         ["attention_decode", "attention_prefill"],
@@ -355,7 +385,11 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         bytemuck::bytes_of(&p),
         &tensors,
         hq,
-    )
+    )?;
+    match &scratch {
+        Some(po) => attention_parts::merge(b, (t, hq, dh, n_past), kp, po, o[0]),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -9,13 +9,16 @@ use std::sync::{Mutex, OnceLock};
 
 /// A prefill tile: NT threads, BQ query rows, BK keys a block, TN keys per thread in the score
 /// tile (so CT = BK / TN threads across a score row's keys, RT = NT / CT across rows, each thread
-/// TM = BQ / RT rows). The output tile: four rows and TV vec4 columns a thread.
+/// TM = BQ / RT rows). The output tile: four rows and TV vec4 columns a thread. KP: keys a
+/// partition (0: a query block's keys in one workgroup; else runs of KP keys in workgroups of
+/// their own, merged after: attention.rs `parts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Tile {
     pub nt: usize,
     pub bq: usize,
     pub bk: usize,
     pub tn: usize,
+    pub kp: usize,
 }
 
 impl Tile {
@@ -50,6 +53,7 @@ impl Tile {
             && self.nt % (self.bq / 4) == 0
             && self.bq <= self.nt
             && self.bk <= self.nt
+            && self.kp % self.bk == 0
     }
 
     /// Workgroup memory of prefill_attend in bytes: q_s, kv_s, p_s (padded vec4 rows), a_s, red_s
@@ -68,7 +72,12 @@ impl Tile {
 
     pub fn variant(&self, dh: usize, sg: bool) -> String {
         let (nt, bq, bk, tn) = (self.nt, self.bq, self.bk, self.tn);
-        format!("dh{dh}_n{nt}q{bq}k{bk}t{tn}{}", if sg { "sg" } else { "" })
+        let kp = if self.kp > 0 {
+            format!("p{}", self.kp)
+        } else {
+            String::new()
+        };
+        format!("dh{dh}_n{nt}q{bq}k{bk}t{tn}{kp}{}", if sg { "sg" } else { "" })
     }
 
     /// The loop's constants besides DH4.
@@ -80,6 +89,7 @@ impl Tile {
             ("CT", self.ct()),
             ("RT", self.rt()),
             ("CV", self.cv()),
+            ("KP", self.kp),
         ]
         .into_iter()
         .map(|(n, v)| (n, format!("{v}u")))
@@ -242,16 +252,17 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
     row_sum += "if (tj == 0u) {\n";
     for a in rows() {
         row_sum += &format!("    a_s[r{a} / 4u][r{a} % 4u] = 1.0 / l{a};\n");
+        if t.kp > 0 {
+            row_sum += &format!("    if (r{a} < b.tn) {{ prefill_stats(b, r{a}, m{a}, l{a}); }}\n");
+        }
     }
     row_sum += "}\n";
+    let put = if t.kp > 0 { "prefill_part_out" } else { "prefill_out" };
     let mut out = String::from("let inv = a_s[pr];\n");
     for (i, comp) in XYZW.iter().enumerate() {
         out += &format!("if (pr * 4u + {i}u < b.tn) {{\n");
         for v in 0..tv {
-            let store = format!(
-                "prefill_out(b, pr * 4u + {i}u, pc + {}u, o{i}_{v} * inv.{comp});",
-                v * cv
-            );
+            let store = format!("{put}(b, pr * 4u + {i}u, pc + {}u, o{i}_{v} * inv.{comp});", v * cv);
             out += &if (v + 1) * cv > dh4 {
                 format!("    if (pc + {}u < DH4) {{ {store} }}\n", v * cv)
             } else {

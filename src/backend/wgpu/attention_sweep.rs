@@ -3,9 +3,10 @@
 //! computes. Each candidate that fits the device is first checked against the CPU reference
 //! (a ragged block of queries after cached keys, head_dim 128 and 64: nmse above 1e-9 fails),
 //! then timed on Qwen3-0.6B's prefill (16 query heads over 8 kv heads, head_dim 128, f32 q, k, v
-//! as the lone engine's pools hold them): GPU time a dispatch in a chain of dependent ones
-//! (timestamps, profile.rs) and wall time, with the causal FLOPs a second. What it prints is
-//! what `TILES` is chosen from.
+//! as the lone engine's pools hold them): GPU time a call in a chain of dependent ones
+//! (timestamps, profile.rs) and wall time, with the causal FLOPs a second; the first tile also
+//! with its keys in partitions of `PARTS` keys (attention_parts.rs). What it prints is what
+//! `TILES` and `PART_KEYS` are chosen from.
 use super::attention::{prefill_plan, record_with, TILES};
 use super::attention_prefill::Tile;
 use super::WgpuBackend;
@@ -31,15 +32,20 @@ const MORE: [(usize, usize, usize, usize); 8] = [
     (128, 64, 8, 1),
 ];
 
+/// Keys a partition tried on the first of `TILES` (attention_parts.rs; 128 splits the checks'
+/// 187 keys in two).
+const PARTS: [usize; 4] = [128, 256, 512, 1024];
+
 fn candidates() -> Vec<Tile> {
     let mut v: Vec<Tile> = TILES.to_vec();
     for (nt, bq, bk, tn) in MORE {
-        let t = Tile { nt, bq, bk, tn };
+        let t = Tile { nt, bq, bk, tn, kp: 0 };
         assert!(t.valid(), "{t:?} is not a shape the loop computes");
         if !v.contains(&t) {
             v.push(t);
         }
     }
+    v.extend(PARTS.map(|kp| Tile { kp, ..TILES[0] }));
     v
 }
 
@@ -126,8 +132,8 @@ fn checks(b: &WgpuBackend, tiles: &[Tile]) -> Vec<String> {
     fails
 }
 
-/// Wall and GPU seconds a dispatch of `tl` over `iters` dependent dispatches (GPU: None without
-/// timestamps).
+/// Wall and GPU seconds a call of `tl` (its dispatch, and the merge where it has key partitions)
+/// over `iters` dependent calls (GPU: None without timestamps).
 fn time(
     b: &WgpuBackend,
     tl: Tile,
@@ -150,12 +156,9 @@ fn time(
         return Ok((wall, None));
     }
     run(iters)?;
-    let (ns, n) = b
-        .profile()
-        .iter()
-        .fold((0.0, 0), |(t, n), k| (t + k.ns, n + k.dispatches));
+    let ns: f64 = b.profile().iter().map(|k| k.ns).sum();
     b.set_profiling(false)?;
-    Ok((wall, Some(ns * 1e-9 / n.max(1) as f64)))
+    Ok((wall, Some(ns * 1e-9 / iters as f64)))
 }
 
 #[test]

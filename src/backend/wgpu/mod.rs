@@ -5,6 +5,7 @@
 //! forward step is one submit. Params go to a uniform arena (one 256-byte slot per dispatch) that is
 //! written once per submit.
 mod attention;
+mod attention_parts;
 mod attention_prefill;
 #[cfg(test)]
 mod attention_sweep;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 87] = [
+pub const FILES: [(&str, &str); 88] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -25,6 +25,10 @@ pub const FILES: [(&str, &str); 87] = [
     (
         "attention_prefill.wgsl",
         include_str!("../../../shaders/attention_prefill.wgsl"),
+    ),
+    (
+        "attention_prefill_merge.wgsl",
+        include_str!("../../../shaders/attention_prefill_merge.wgsl"),
     ),
     (
         "attention_prefill_loop.wgsl",

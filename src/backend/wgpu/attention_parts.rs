@@ -1,0 +1,131 @@
+//! A long prefill's key partitions. The prefill tile (attention_prefill_loop.wgsl) gives each
+//! (query block, head) one workgroup that walks the block's keys in order, so the last query
+//! block's workgroup walks all n_past + T keys while the first walks a block's worth: the prefill
+//! lasts as long as that one workgroup, mostly alone on its compute unit at the end. Past
+//! `PART_KEYS` keys a query block's keys go in runs of `Tile::kp` to workgroups of their own
+//! (KP > 0 in the loop), each leaving its rows normalized over its run with their max score and
+//! softmax sum in a scratch; shaders/attention_prefill_merge.wgsl then merges the runs of each row.
+//! The order of sums differs from the one-workgroup walk's (batch invariance does not reach this
+//! kernel: it is the single-stream prefill's).
+use super::kernel::{grid, read, write, KernelKey};
+use super::WgpuBackend;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+use bytemuck::{Pod, Zeroable};
+
+/// Keys a partition: a multiple of every tile's key block. Below this many keys in all (n_past +
+/// T) a prefill keeps one workgroup a query block and no merge.
+pub(super) const PART_KEYS: usize = 512;
+
+/// Keys a partition for T queries after n_past keys over Hq heads of head_dim `dh` (0: none):
+/// `PART_KEYS`, doubled while the scratch (every partition's rows and two floats a row) would pass
+/// the device's largest binding.
+pub(super) fn part_keys(b: &WgpuBackend, t: usize, n_past: usize, hq: usize, dh: usize) -> usize {
+    let keys = n_past + t;
+    let mut kp = PART_KEYS;
+    while kp < keys {
+        if scratch_words(t, n_past, hq, dh, kp) as u64 * 4 <= b.caps.max_binding {
+            return kp;
+        }
+        kp *= 2;
+    }
+    0
+}
+
+/// Partitions of a prefill whose tile takes `kp` keys a partition (1 where kp is 0).
+pub(super) fn parts(t: usize, n_past: usize, kp: usize) -> usize {
+    if kp == 0 {
+        1
+    } else {
+        (n_past + t).div_ceil(kp)
+    }
+}
+
+fn scratch_words(t: usize, n_past: usize, hq: usize, dh: usize, kp: usize) -> usize {
+    parts(t, n_past, kp) * t * hq * (dh + 2)
+}
+
+/// The scratch the partitions write (`po`), sized for this prefill.
+pub(super) fn scratch(b: &WgpuBackend, t: usize, n_past: usize, hq: usize, dh: usize, kp: usize) -> Result<Tensor> {
+    b.scratch(
+        "attention-prefill-parts",
+        DType::F32,
+        scratch_words(t, n_past, hq, dh, kp),
+    )
+}
+
+/// What the loop calls with KP > 0: a row's output vec4 and its stats into `po`, at row (part, t,
+/// h) of Dh + 2 floats (attention_prefill_merge.wgsl reads them there).
+pub(super) const HELPERS: &str = "
+fn part_row(b: QBlock, i: u32) -> u32 {
+    return ((b.part * p.t + b.t0 + i) * p.hq + b.h) * (p.dh + 2u);
+}
+fn prefill_part_out(b: QBlock, i: u32, d4: u32, o: vec4<f32>) {
+    let at = part_row(b, i) + d4 * 4u;
+    st_po(at, o.x);
+    st_po(at + 1u, o.y);
+    st_po(at + 2u, o.z);
+    st_po(at + 3u, o.w);
+}
+fn prefill_stats(b: QBlock, i: u32, m: f32, l: f32) {
+    let at = part_row(b, i) + p.dh;
+    st_po(at, m);
+    st_po(at + 1u, l);
+}
+";
+
+/// The scratch binding of the partitioned kernel.
+pub(super) fn binding() -> super::kernel::Binding {
+    write("po", DType::F32)
+}
+
+const WG: u32 = 64;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Params {
+    offs: [u32; 8],
+    t: u32,
+    hq: u32,
+    dh: u32,
+    n_past: u32,
+    kp: u32,
+    pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<Params>() == 64);
+
+/// The merge: `po` (the partitions' rows) into `o` [T, Hq, Dh].
+pub(super) fn merge(
+    b: &WgpuBackend,
+    shape: (usize, usize, usize, usize),
+    kp: usize,
+    po: &Tensor,
+    o: &Tensor,
+) -> Result<()> {
+    let (t, hq, dh, n_past) = shape;
+    let key = KernelKey {
+        entry: "attention_prefill_merge",
+        bindings: vec![read("po", DType::F32), write("o", o.dtype)],
+        variant: String::new(),
+    };
+    let p = Params {
+        offs: [0; 8],
+        t: t as u32,
+        hq: hq as u32,
+        dh: dh as u32,
+        n_past: n_past as u32,
+        kp: kp as u32,
+        pad: [0; 3],
+    };
+    b.dispatch(
+        &key,
+        || {
+            let src = b.source("attention_prefill_merge.wgsl").to_string();
+            (src, vec![("WG", format!("{WG}u"))])
+        },
+        bytemuck::bytes_of(&p),
+        &[po, o],
+        grid(((t * hq * dh / 4) as u32).div_ceil(WG)),
+    )
+}
