@@ -342,15 +342,13 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     // its own `kp`
     let mut plan = match tile {
         Some(tl) if t > 1 => prefill_plan(b, tl, t, dh),
-        _ => match plan(b, op, t, hq, dh)? {
-            Plan {
-                tile: Some((tl, _)), ..
-            } if attention_parts::part_keys(b, t, n_past, hq, dh) > 0 => {
-                let kp = attention_parts::part_keys(b, t, n_past, hq, dh);
-                prefill_plan(b, Tile { kp, ..tl }, t, dh)
+        _ => {
+            let pl = plan(b, op, t, hq, dh)?;
+            match (pl.tile, attention_parts::part_keys(b, t, n_past, hq, dh)) {
+                (Some((tl, _)), kp) if kp > 0 => prefill_plan(b, Tile { kp, ..tl }, t, dh),
+                _ => pl,
             }
-            pl => pl,
-        },
+        }
     };
     let kp = plan.tile.map_or(0, |(tl, _)| tl.kp);
     plan.parts = attention_parts::parts(t, n_past, kp);
