@@ -168,6 +168,12 @@ fn scenarios() -> Vec<Scenario> {
         // wgpu's prefill tile), blocks of 8 and 24 keys: a tile's key block spans table entries
         (4, 2, 64, 8, vec![(33, 70)], false),
         (8, 2, 128, 24, vec![(40, 150)], false),
+        // past 512 rows, its keys in partitions of 512 (attention_parts.rs): from the first row;
+        // after a cached prefix of 570 keys, so the grid's last partition takes every key past
+        // 512 (blocks of 24: partitions end inside blocks); head_dim 128
+        (4, 2, 64, 16, vec![(600, 600)], false),
+        (4, 2, 64, 24, vec![(530, 1100)], false),
+        (8, 2, 128, 16, vec![(520, 520)], false),
         // a lone decode step (invariance off): a table of 128 keys and of 224 (one partition of
         // them, Tuning::lone_keys), and of 320 (64-key partitions and the combine)
         (8, 2, 128, 16, vec![(1, 100)], false),
