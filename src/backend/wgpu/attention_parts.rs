@@ -5,8 +5,10 @@
 //! `PART_KEYS` keys a query block's keys go in runs of `Tile::kp` to workgroups of their own
 //! (KP > 0 in the loop), each leaving its rows normalized over its run with their max score and
 //! softmax sum in a scratch; shaders/attention_prefill_merge.wgsl then merges the runs of each row.
-//! The order of sums differs from the one-workgroup walk's (batch invariance does not reach this
-//! kernel: it is the single-stream prefill's).
+//! The order of sums differs from the one-workgroup walk's (batch invariance does not reach these
+//! kernels: the plain attention op's, and paged_attention_prefill.rs', the single-stream engine's
+//! prefill over its paged cache, where the first query's position is on the device: its grid is
+//! counted as if the chunk started the sequence, and the last partition of a block takes the rest).
 use super::kernel::{grid, read, write, KernelKey};
 use super::WgpuBackend;
 use crate::dtype::DType;
