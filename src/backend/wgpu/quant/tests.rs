@@ -64,7 +64,7 @@ fn check_kc(
     let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
     b.upload(&gx, &xi.bytes()).unwrap();
     b.upload(&gw, &wi.bytes()).unwrap();
-    launch_linear(b, kind, shape, kc, false, &gx, &gw, &gy).unwrap();
+    launch_linear(b, kind, shape, kc, super::launch::Epi::Plain, &gx, &gw, &gy).unwrap();
     b.flush().unwrap();
     let got = b.download(&gy).unwrap();
     let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
