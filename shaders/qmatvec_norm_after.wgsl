@@ -6,8 +6,8 @@
 // storageBarrier (a device-scope release) and adds 1 to the counter sc[0]; the one that sees
 // groups - 1 there resets it to 0 for the next dispatch, passes storageBarrier (the acquire) and
 // reads the whole row of y from sc. Its threads take the row's elements in strides of WG, store the
-// sum and reduce its squares through `red` in a tree of halving strides; each then reads back the
-// sums it stored itself (sum may share a buffer with a) for h.
+// sum and add its squares by wg_sum (wg_tree.wgsl, which quant/launch.rs puts before this file);
+// each then reads back the sums it stored itself (sum may share a buffer with a) for h.
 // Bindings besides qmatvec's: a, nw (read), sum, h (write), sc (atomic: the counter, then y).
 // Params: eps in p._p0 (its bits). Constant: UNIT_OFFSET.
 
@@ -35,15 +35,7 @@ fn after_rows(lid: u32, groups: u32) {
         st_sum(i, v);
         ss += v * v;
     }
-    red[lid] = ss;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(p.n) + bitcast<f32>(p._p0));
+    let inv = 1.0 / sqrt(wg_sum(ss, lid) / f32(p.n) + bitcast<f32>(p._p0));
     for (var i = lid; i < p.n; i += WG) {
         var w = ld_nw(i);
         if (UNIT_OFFSET) {

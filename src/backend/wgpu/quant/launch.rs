@@ -227,14 +227,21 @@ pub(super) fn launch_linear(
             ]);
             tensors.extend([na.a, na.nw, na.sum, na.h, &sc]);
             p.pad[0] = na.eps.to_bits();
-            b.source("qmatvec_norm_after.wgsl")
+            true
         }
-        _ => PLAIN_EPILOGUE,
+        _ => false,
     };
+    // (built only while the pipeline is not: recording a step is host time the device may wait on)
     let src = || {
-        let text = match kind {
-            Kind::Matvec { .. } => format!("{}\n{epilogue}", body(b, kind, w.dtype)),
-            Kind::Embed => body(b, kind, w.dtype).to_string(),
+        let text = match (kind, epilogue) {
+            (Kind::Embed, _) => body(b, kind, w.dtype).to_string(),
+            (_, false) => format!("{}\n{PLAIN_EPILOGUE}", body(b, kind, w.dtype)),
+            (_, true) => format!(
+                "{}\n{}\n{}",
+                body(b, kind, w.dtype),
+                b.source("wg_tree.wgsl"),
+                b.source("qmatvec_norm_after.wgsl")
+            ),
         };
         (text, consts.to_vec())
     };
