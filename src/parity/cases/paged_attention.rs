@@ -262,6 +262,9 @@ fn gated_scenarios() -> Vec<GatedScenario> {
         // chunk, and a chunk after a cached prefix of more than one key partition
         (4, 2, 64, 16, vec![(70, 70)], false, 16),
         (8, 2, 256, 16, vec![(9, 140)], false, 64),
+        // past 512 rows after a cached prefix: the prefill tile's key partitions, the last
+        // taking every key past the grid's count (attention_parts.rs)
+        (4, 2, 64, 16, vec![(600, 1300)], false, 16),
         // a lone decode step (wgpu's paged_attention_lone.wgsl with the gated prologue under
         // invariance off): one key partition (16 keys at head_dim 256), two, several combined,
         // the tiny model's shape
