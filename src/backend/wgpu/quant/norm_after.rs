@@ -15,8 +15,8 @@ use crate::error::Result;
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 
-/// Whether the fused op takes these operands (x, w, a, nw) -> (y, sum, h): one f32 row, the
-/// qmatvec entry's lanes, f32 vectors; else refused by name (the model records linear and
+/// Whether the fused op takes these operands (x, w, a, nw) -> (y, sum, h): one row under batch
+/// invariance off, every vector f32; else refused by name (the model records linear and
 /// add_rms_norm).
 pub fn supports(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (i, o) = (&desc.inputs, &desc.outputs);
