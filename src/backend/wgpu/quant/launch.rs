@@ -96,6 +96,15 @@ pub(super) struct NormAfter<'a> {
 /// The qmatvec's epilogue functions where it stores y alone (qmatvec.wgsl calls them).
 const PLAIN_EPILOGUE: &str = "fn keep_y(i: u32, v: f32) {}\nfn after_rows(lid: u32, groups: u32) {}\n";
 
+/// A matvec entry's WGSL: `body` (build_body's) and its epilogue, linear_add_rms_norm's where
+/// `norm_after`, from the shader files `s` gives by name.
+pub(super) fn with_epilogue<'a>(s: &dyn Fn(&str) -> &'a str, body: &str, norm_after: bool) -> String {
+    match norm_after {
+        false => format!("{body}\n{PLAIN_EPILOGUE}"),
+        true => format!("{body}\n{}\n{}", s("wg_tree.wgsl"), s("qmatvec_norm_after.wgsl")),
+    }
+}
+
 /// Records y = x · Wᵀ through `kind`, in the workgroup shape of `plan.rs` unless `shape` gives
 /// the threads and rows (tests), with qmatvec_xs's chunk of x at most `kc_cap` elements where
 /// given (tests: a K of several chunks). `epi` (the qmatvec entry): with `Swiglu` (an even R) y
@@ -233,15 +242,9 @@ pub(super) fn launch_linear(
     };
     // (built only while the pipeline is not: recording a step is host time the device may wait on)
     let src = || {
-        let text = match (kind, epilogue) {
-            (Kind::Embed, _) => body(b, kind, w.dtype).to_string(),
-            (_, false) => format!("{}\n{PLAIN_EPILOGUE}", body(b, kind, w.dtype)),
-            (_, true) => format!(
-                "{}\n{}\n{}",
-                body(b, kind, w.dtype),
-                b.source("wg_tree.wgsl"),
-                b.source("qmatvec_norm_after.wgsl")
-            ),
+        let text = match kind {
+            Kind::Embed => body(b, kind, w.dtype).to_string(),
+            _ => with_epilogue(&|name| b.source(name), body(b, kind, w.dtype), epilogue),
         };
         (text, consts.to_vec())
     };
