@@ -12,11 +12,7 @@
 // Constants from quant/: WG, R, U, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
 // rows start on a word), SWIGLU_OUT (linear_swiglu: y [M, N / 2] is silu(gate) * up of each pair
 // of weight rows (2j, 2j + 1), both of one workgroup); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
-// `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl. The epilogue's
-//   fn keep_y(i: u32, v: f32)          called with each stored y
-//   fn after_rows(lid: u32, groups: u32)   called by every invocation of the workgroups that
-//                                      own rows (`groups` of them) after their stores
-// come from quant/launch.rs: nothing, or linear_add_rms_norm's (qmatvec_norm_after.wgsl).
+// `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 
 var<workgroup> red: array<f32, R * WG>;
 
@@ -94,7 +90,5 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
     } else if (lid < R && n0 + lid < p.n) {
         st_y(mi * p.n + n0 + lid, red[lid * WG]);
-        keep_y(mi * p.n + n0 + lid, red[lid * WG]);
     }
-    after_rows(lid, nb * p.m);
 }

@@ -141,10 +141,6 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
 ///       elsewhere the op is refused and the trial skipped.
-///   teeth::qmatvec_norm_after_y_shifted::linear_add_rms_norm[..]   with a block-quantized W (one
-///       row: the qmatvec whose last workgroup adds and normalizes) shaders/qmatvec_norm_after.wgsl
-///       patched to read y's row one word early: every such case red but q4_k's at 2^22 elements
-///       with K >= 2048 (limb lanes without the epilogue: the linear, then add_rms_norm), green.
 ///   teeth::split_partial_dropped::linear_rms_norm_rope_kv[..]   shaders/linear_rms_norm_rope_kv
 ///       .wgsl patched the same way: every case red where a device runs the op, skipped elsewhere.
 ///   teeth::key_norm_partials_halved::paged_gated_attention[..]   shaders/paged_gated_attention_kv
@@ -286,12 +282,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "return ld_x(s * p.rows * p.d + i);",
         "return ld_x(min(s, 1u) * p.rows * p.d + i);",
     ));
-    let qnorm_after = Arc::new(Patched::new(
-        "qmatvec_norm_after_y_shifted",
-        "qmatvec_norm_after.wgsl",
-        "let v = ld_a(i) + bitcast<f32>(atld_sc(1u + i));",
-        "let v = ld_a(i) + bitcast<f32>(atld_sc(i));",
-    ));
     let split_sum_kv = Arc::new(Patched::new(
         "split_partial_dropped",
         "linear_rms_norm_rope_kv.wgsl",
@@ -341,14 +331,6 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                     continue;
                 }
                 vec![(Tooth::Patched(qswiglu.clone()), true)]
-            }
-            // a quantized W's one row: the qmatvec's last workgroup, no split; q4_k's limb lanes
-            // (K >= 2048 at 2^22 elements, Tuning::limbs_wg_min) record the linear and then
-            // add_rms_norm instead
-            Op::LinearAddRmsNorm { .. } if case.inputs[1].desc.dtype.is_quant() => {
-                let w = &case.inputs[1].desc;
-                let limbs = w.dtype == wgllm::dtype::DType::Q4K && w.shape[1] >= 2048 && w.numel() >= 1 << 22;
-                vec![(Tooth::Patched(qnorm_after.clone()), !limbs)]
             }
             // where a device runs the op at all, its projection is split (two partials or more)
             Op::LinearAddRmsNorm { .. } => vec![(Tooth::Patched(split_sum.clone()), true)],

@@ -385,7 +385,7 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         hq,
     )?;
     match &scratch {
-        Some(po) => attention_parts::merge(b, (t, hq, dh, n_past), kp, po, o[0], None),
+        Some(po) => attention_parts::merge(b, (t, hq, dh, n_past), kp, po, o[0]),
         None => Ok(()),
     }
 }

@@ -138,12 +138,13 @@ fn time(
     b: &WgpuBackend,
     tl: Tile,
     x: &[Tensor; 4],
+    n_past: usize,
     dh: usize,
     iters: usize,
 ) -> crate::error::Result<(f64, Option<f64>)> {
     let run = |n: usize| -> crate::error::Result<f64> {
         for _ in 0..n {
-            record_with(b, &op(0, dh), &[&x[0], &x[1], &x[2]], &[&x[3]], Some(tl))?;
+            record_with(b, &op(n_past, dh), &[&x[0], &x[1], &x[2]], &[&x[3]], Some(tl))?;
         }
         let t0 = Instant::now();
         b.flush()?;
@@ -186,29 +187,36 @@ fn sweep() {
         checked += 1;
         fails.extend(f.into_iter().map(|e| format!("{}: {e}", b.name())));
         let (hq, hkv, dh) = (16, 8, 128);
-        let lens: &[usize] = if cpu { &[128] } else { &[512, 2048] };
-        for &t in lens {
-            let bytes = operands(t, 0, hq, hkv, dh);
-            let x = on(&b, &bytes, t, 0, (hq, hkv, dh));
-            // q.k and p.v over the causal triangle: 2 products of Dh multiply-adds a (query, key)
-            let pairs = (t * (t + 1) / 2 * hq) as f64;
+        // (T, n_past): fresh prompts, and a short chunk after a long cached prefix (a chat's next
+        // turn), whose few query blocks are what the key partitions are for
+        let lens: &[(usize, usize)] = if cpu {
+            &[(128, 0)]
+        } else {
+            &[(512, 0), (2048, 0), (256, 3840), (64, 8128)]
+        };
+        for &(t, n_past) in lens {
+            let bytes = operands(t, n_past, hq, hkv, dh);
+            let x = on(&b, &bytes, t, n_past, (hq, hkv, dh));
+            // q.k and p.v over the causal triangle after the prefix: 2 products of Dh
+            // multiply-adds a (query, key)
+            let pairs = ((t * (t + 1) / 2 + t * n_past) * hq) as f64;
             let flops = 4.0 * dh as f64 * pairs;
             let iters = if cpu {
                 1
             } else {
-                (2e8 / (t * t) as f64).clamp(3.0, 200.0) as usize
+                (2e8 / (t * (t + n_past)) as f64).clamp(3.0, 200.0) as usize
             };
             let mut rows = vec![];
             for &tl in tiles.iter().filter(|&&tl| fits(&b, tl, dh)) {
                 let name = prefill_plan(&b, tl, t, dh).variant;
-                match time(&b, tl, &x, dh, iters) {
+                match time(&b, tl, &x, n_past, dh, iters) {
                     Ok((wall, gpu)) => rows.push((gpu.unwrap_or(wall), wall, gpu, name, tl)),
                     Err(e) => println!("  {name} failed: {e}"),
                 }
             }
             rows.sort_by(|a, b| a.0.total_cmp(&b.0));
             println!(
-                "T{t} Hq{hq} Hkv{hkv} Dh{dh} f32 ({iters} dispatches each, {:.0} s):",
+                "T{t} after {n_past} Hq{hq} Hkv{hkv} Dh{dh} f32 ({iters} dispatches each, {:.0} s):",
                 t0.elapsed().as_secs_f64()
             );
             for (key, wall, gpu, name, tl) in rows {

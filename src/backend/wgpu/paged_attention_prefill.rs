@@ -6,9 +6,7 @@
 //! paged_attention's per-row partitions (the invariant kernel every other batch takes) cannot:
 //! it is what a lone request's prefill (`wgllm run` on the engine) needs to be as fast as a
 //! contiguous cache's.
-use super::attention::{ld4_with, plan, prefill_plan, Shape};
-use super::attention_parts;
-use super::attention_prefill::Tile;
+use super::attention::{ld4_with, plan, Shape};
 use super::kernel::{read, write, Binding};
 use super::WgpuBackend;
 use crate::backend::BatchInvariance;
@@ -48,16 +46,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     let Ok(mut plan) = plan(b, op, t, hq, dh) else {
         return Ok(false);
     };
-    // a long prefill's keys in partitions (attention_parts.rs), counted as if the chunk started
-    // the sequence (its position is on the device): after a cached prefix the last partition of
-    // a block takes the rest of its keys
-    let run = attention_parts::part_keys(b, t, 0, hq, dh);
-    if let (Some((tl, _)), true) = (plan.tile, run > 0) {
-        plan = prefill_plan(b, Tile { kp: run, ..tl }, t, dh);
-        plan.parts = attention_parts::parts(t, 0, run);
-    }
     let u = DType::U32;
-    let mut bindings: Vec<Binding> = vec![
+    let bindings: Vec<Binding> = vec![
         read("q", q.dtype),
         read("k", kp.dtype),
         read("v", vp.dtype),
@@ -71,14 +61,6 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     for (s, bd) in bindings.iter().take(3).enumerate() {
         helpers += &ld4_with(bd.name, s, bd.dtype, s > 0 && even);
     }
-    let scratch = match run > 0 {
-        false => None,
-        true => {
-            bindings.push(attention_parts::binding());
-            helpers += attention_parts::HELPERS;
-            Some(attention_parts::scratch(b, t, 0, hq, dh, run)?)
-        }
-    };
     let body = plan.body(
         b,
         "paged_attention_prefill.wgsl",
@@ -94,13 +76,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
         mb: bt.shape[1] as u32,
         pad: 0,
     };
-    let mut tensors = vec![q, kp, vp, bt, i[4], o];
-    tensors.extend(scratch.as_ref());
+    let tensors = [q, kp, vp, bt, i[4], o];
     let entries = ["attention_decode", "attention_prefill"];
     plan.dispatch(b, entries, bindings, &body, bytemuck::bytes_of(&p), &tensors, hq)?;
-    if let Some(po) = &scratch {
-        let keys = bt.shape[1] * bs;
-        attention_parts::merge(b, (t, hq, dh, 0), run, po, o, Some((i[4], keys)))?;
-    }
     Ok(true)
 }

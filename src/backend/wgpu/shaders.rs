@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 89] = [
+pub const FILES: [(&str, &str); 88] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -189,10 +189,6 @@ pub const FILES: [(&str, &str); 89] = [
     ("qembed.wgsl", include_str!("../../../shaders/qembed.wgsl")),
     ("qlanes.wgsl", include_str!("../../../shaders/qlanes.wgsl")),
     ("qmatvec.wgsl", include_str!("../../../shaders/qmatvec.wgsl")),
-    (
-        "qmatvec_norm_after.wgsl",
-        include_str!("../../../shaders/qmatvec_norm_after.wgsl"),
-    ),
     ("qmatvec_xs.wgsl", include_str!("../../../shaders/qmatvec_xs.wgsl")),
     ("rms_norm.wgsl", include_str!("../../../shaders/rms_norm.wgsl")),
     (

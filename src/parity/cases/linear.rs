@@ -314,43 +314,5 @@ pub fn norm_after_cases() -> Vec<Case> {
             }
         }
     }
-    v.extend(quant_norm_after_cases());
-    v
-}
-
-/// linear_add_rms_norm with a block-quantized W over one row under batch invariance off (the wgpu
-/// qmatvec whose last workgroup adds and normalizes, quant/norm_after.rs): every quant type at
-/// Qwen3-0.6B's o and down projections and an N of odd rows, the norm weight plain and 1 + w; q4_k
-/// at 2^22 elements with K >= 2048 (lanes without the epilogue: the linear, then add_rms_norm).
-fn quant_norm_after_cases() -> Vec<Case> {
-    let mut v = Vec::new();
-    let mut shapes: Vec<(DType, (usize, usize, usize))> = Vec::new();
-    for q in DType::QUANTS {
-        for shape in [(1, 2048, 1024), (1, 3072, 1024), (1, 256, 67)] {
-            shapes.push((q, shape));
-        }
-    }
-    shapes.push((DType::Q4K, (1, 4096, 1024)));
-    for (q, (m, k, n)) in shapes {
-        for unit in [false, true] {
-            let tag = format!("w{q}-nwf32{},{m}x{k}x{n}", if unit { "+1" } else { "" });
-            let s = seed(&format!("qlinan{tag}"));
-            v.push(Case::new(
-                "linear_add_rms_norm",
-                &tag,
-                Op::LinearAddRmsNorm {
-                    eps: 1e-6,
-                    unit_offset: unit,
-                },
-                vec![
-                    input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
-                    input(q, &[n, k], Init::QuantBlocks { seed: s ^ 7 }),
-                    input(DType::F32, &[m, n], Init::Normal { seed: s + 1, std: 0.5 }),
-                    input(DType::F32, &[n], Init::Normal { seed: s + 2, std: 0.3 }),
-                ],
-                vec![TensorDesc::new(DType::F32, &[m, n]); 3],
-            ));
-        }
-    }
     v
 }

@@ -17,9 +17,6 @@ use crate::tensor::Tensor;
 
 pub fn supports_norm_after(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (i, o) = (&desc.inputs, &desc.outputs);
-    if i[1].dtype.is_quant() {
-        return crate::backend::wgpu::quant::norm_after::supports(b, desc);
-    }
     let lin = OpDesc::new(Op::Linear, i[..2].to_vec(), vec![o[0].clone()]);
     if let Support::No(r) = super::supports(b, &lin) {
         return Support::No(r);
@@ -47,9 +44,6 @@ pub fn supports_norm_after(b: &WgpuBackend, desc: &OpDesc) -> Support {
 
 /// Records the op: i = (x, w, a, nw), o = (y, sum, h); `supports_norm_after` said yes.
 pub fn record_norm_after(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    if i[1].dtype.is_quant() {
-        return crate::backend::wgpu::quant::norm_after::record(b, op, i, o);
-    }
     let Op::LinearAddRmsNorm { eps, unit_offset } = *op else {
         unreachable!("norm_after::record got {}", op.name())
     };

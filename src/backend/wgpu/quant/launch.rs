@@ -2,7 +2,7 @@
 //! constants and key for a plan, and the xlimbs.wgsl pre-pass where the lanes need it.
 use super::plan::{matvec_plan, xs_chunk, xs_shape, Kind, Lanes};
 use super::{x_kind, Params, LIMB_WORDS};
-use crate::backend::wgpu::kernel::{atomic, grid, read, read4, write, KernelKey};
+use crate::backend::wgpu::kernel::{grid, read, read4, write, KernelKey};
 use crate::backend::wgpu::shaders::select_sg;
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
@@ -75,53 +75,21 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) 
     format!("{}\n{extra}{}\n{entry}", s("qcommon.wgsl"), s(ty))
 }
 
-/// The qmatvec's epilogue: y as summed, the swiglu of each (gate, up) pair, or y and then
-/// linear_add_rms_norm's add + norm (qmatvec_norm_after.wgsl; quant/norm_after.rs).
-pub(super) enum Epi<'a> {
-    Plain,
-    Swiglu,
-    NormAfter(NormAfter<'a>),
-}
-
-/// linear_add_rms_norm's operands besides x, w and y: sum = a + y, h = rms_norm(sum) * nw.
-pub(super) struct NormAfter<'a> {
-    pub a: &'a Tensor,
-    pub nw: &'a Tensor,
-    pub sum: &'a Tensor,
-    pub h: &'a Tensor,
-    pub eps: f32,
-    pub unit_offset: bool,
-}
-
-/// The qmatvec's epilogue functions where it stores y alone (qmatvec.wgsl calls them).
-const PLAIN_EPILOGUE: &str = "fn keep_y(i: u32, v: f32) {}\nfn after_rows(lid: u32, groups: u32) {}\n";
-
-/// A matvec entry's WGSL: `body` (build_body's) and its epilogue, linear_add_rms_norm's where
-/// `norm_after`, from the shader files `s` gives by name.
-pub(super) fn with_epilogue<'a>(s: &dyn Fn(&str) -> &'a str, body: &str, norm_after: bool) -> String {
-    match norm_after {
-        false => format!("{body}\n{PLAIN_EPILOGUE}"),
-        true => format!("{body}\n{}\n{}", s("wg_tree.wgsl"), s("qmatvec_norm_after.wgsl")),
-    }
-}
-
 /// Records y = x · Wᵀ through `kind`, in the workgroup shape of `plan.rs` unless `shape` gives
 /// the threads and rows (tests), with qmatvec_xs's chunk of x at most `kc_cap` elements where
-/// given (tests: a K of several chunks). `epi` (the qmatvec entry): with `Swiglu` (an even R) y
-/// [M, N / 2] is the swiglu of each (gate, up) pair of outputs; with `NormAfter` (M = 1) the add +
-/// norm follows in the same dispatch.
+/// given (tests: a K of several chunks). With `swiglu` (the qmatvec entry, an even R) y [M, N / 2]
+/// is the swiglu of each (gate, up) pair of outputs.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_linear(
     b: &WgpuBackend,
     kind: Kind,
     shape: Option<(u32, u32)>,
     kc_cap: Option<usize>,
-    epi: Epi,
+    swiglu: bool,
     x: &Tensor,
     w: &Tensor,
     y: &Tensor,
 ) -> Result<()> {
-    let swiglu = matches!(epi, Epi::Swiglu);
     let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
     let mut consts = vec![
@@ -133,8 +101,8 @@ pub(super) fn launch_linear(
             sg,
             lanes: Lanes::LimbsWg,
         } => {
-            if !matches!(epi, Epi::Plain) {
-                return Err(Error::Other("qmatvec_xs has no epilogue but y's".into()));
+            if swiglu {
+                return Err(Error::Other("linear_swiglu: qmatvec_xs has no swiglu epilogue".into()));
             }
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
             // two slots a trip (the entry takes one where a row is not whole trips of two)
@@ -168,9 +136,6 @@ pub(super) fn launch_linear(
                 ("U", format!("{u}u")),
                 ("SWIGLU_OUT", swiglu.to_string()),
             ]);
-            if let Epi::NormAfter(na) = &epi {
-                consts.push(("UNIT_OFFSET", na.unit_offset.to_string()));
-            }
             (
                 "qmatvec",
                 n.div_ceil(r as usize) * m,
@@ -182,12 +147,7 @@ pub(super) fn launch_linear(
                         Lanes::V4 => "v4",
                         _ => "",
                     },
-                    match &epi {
-                        Epi::Plain => "",
-                        Epi::Swiglu => "so",
-                        Epi::NormAfter(na) if na.unit_offset => "nau",
-                        Epi::NormAfter(_) => "na",
-                    }
+                    if swiglu { "so" } else { "" }
                 ),
             )
         }
@@ -196,7 +156,7 @@ pub(super) fn launch_linear(
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    let mut key = KernelKey {
+    let key = KernelKey {
         entry,
         bindings: vec![
             match kind {
@@ -214,41 +174,20 @@ pub(super) fn launch_linear(
         ],
         variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
     };
-    let mut p = Params::linear(x, w, y)?;
+    let p = Params::linear(x, w, y)?;
     let xb = match kind {
         Kind::Matvec {
             lanes: Lanes::Limbs, ..
         } => x_limbs(b, x)?,
         _ => x.clone(),
     };
-    let mut tensors = vec![&xb, w, y];
-    let sc;
-    let epilogue = match &epi {
-        Epi::NormAfter(na) => {
-            // the counter, then y's row
-            sc = b.scratch("qmatvec-norm-after", DType::U32, 1 + y.numel())?;
-            key.bindings.extend([
-                read("a", na.a.dtype),
-                read("nw", na.nw.dtype),
-                write("sum", na.sum.dtype),
-                write("h", na.h.dtype),
-                atomic("sc"),
-            ]);
-            tensors.extend([na.a, na.nw, na.sum, na.h, &sc]);
-            p.pad[0] = na.eps.to_bits();
-            true
-        }
-        _ => false,
-    };
-    // (built only while the pipeline is not: recording a step is host time the device may wait on)
-    let src = || {
-        let text = match kind {
-            Kind::Embed => body(b, kind, w.dtype).to_string(),
-            _ => with_epilogue(&|name| b.source(name), body(b, kind, w.dtype), epilogue),
-        };
-        (text, consts.to_vec())
-    };
-    b.dispatch(&key, src, bytemuck::bytes_of(&p), &tensors, grid(groups as u32))
+    b.dispatch(
+        &key,
+        || (body(b, kind, w.dtype).to_string(), consts.to_vec()),
+        bytemuck::bytes_of(&p),
+        &[&xb, w, y],
+        grid(groups as u32),
+    )
 }
 
 /// Records the xlimbs.wgsl pre-pass of an f32 x[M, K] (K % 64 == 0, starting on a vec4) into a

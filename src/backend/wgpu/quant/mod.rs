@@ -27,7 +27,6 @@
 //!
 //! plan.rs picks the kernel, lanes and workgroup shape; launch.rs builds the body and records it.
 mod launch;
-pub(super) mod norm_after;
 mod plan;
 #[cfg(test)]
 mod tests;
@@ -40,7 +39,7 @@ use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 pub(super) use launch::type_src;
-use launch::{body, launch_linear, Epi};
+use launch::{body, launch_linear};
 use plan::{lanes, sg32, Kind, Lanes};
 
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
@@ -153,7 +152,7 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
             lanes: l,
         },
     };
-    launch_linear(b, kind, None, None, Epi::Plain, x, w, y)
+    launch_linear(b, kind, None, None, false, x, w, y)
 }
 
 /// linear_swiglu with a quantized w: y[M, N / 2] = the swiglu of each (gate, up) pair of x · Wᵀ.
@@ -175,7 +174,7 @@ pub fn record_linear_swiglu(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Re
             sg: b.caps.subgroup,
             lanes: l,
         };
-        return launch_linear(b, kind, None, None, Epi::Swiglu, x, w, y);
+        return launch_linear(b, kind, None, None, true, x, w, y);
     }
     let gate_up = b.scratch("linear-swiglu-pairs", DType::F32, m * n)?.reshape(&[m, n])?;
     record_linear(b, &[x, w], &[&gate_up])?;

@@ -1,7 +1,7 @@
 //! What the harness's cases do not reach on llvmpipe: the workgroup-memory reduction where
 //! subgroups exist, other workgroup shapes, x at an odd 16-bit offset and w at a block offset;
 //! each against the CPU reference. And the contract's shape error.
-use super::launch::{build_body, launch_linear, with_epilogue};
+use super::launch::{build_body, launch_linear};
 use super::plan::{has_v4, matvec_plan};
 use super::*;
 use crate::backend::cpu::CpuBackend;
@@ -64,7 +64,7 @@ fn check_kc(
     let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
     b.upload(&gx, &xi.bytes()).unwrap();
     b.upload(&gw, &wi.bytes()).unwrap();
-    launch_linear(b, kind, shape, kc, super::launch::Epi::Plain, &gx, &gw, &gy).unwrap();
+    launch_linear(b, kind, shape, kc, false, &gx, &gw, &gy).unwrap();
     b.flush().unwrap();
     let got = b.download(&gy).unwrap();
     let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
@@ -179,11 +179,10 @@ fn limb_plans_match_cpu() {
 }
 
 /// The limb entries' WGSL, subgroup forms included (lavapipe never compiles those: its
-/// subgroups are not 32 wide), validated by naga with every capability; the qmatvec entries also
-/// with linear_add_rms_norm's epilogue, on the limb and vec4 lanes.
+/// subgroups are not 32 wide), validated by naga with every capability.
 #[test]
 fn limb_entries_validate() {
-    use super::super::kernel::{atomic, generate, validate_wgsl};
+    use super::super::kernel::{generate, validate_wgsl};
     let consts: Vec<(&str, String)> = [
         ("X_KIND", "0u"),
         ("X_ALIGNED", "true"),
@@ -193,26 +192,40 @@ fn limb_entries_validate() {
         ("KC", "1024u"),
         // qmatvec's swiglu epilogue (qmatvec_xs has none and leaves it unread)
         ("SWIGLU_OUT", "true"),
-        ("UNIT_OFFSET", "true"),
     ]
     .iter()
     .map(|(a, b)| (*a, b.to_string()))
     .collect();
-    let xs = |sg| Kind::Matvec {
-        sg,
-        lanes: Lanes::LimbsWg,
-    };
-    let mv = |sg, lanes| Kind::Matvec { sg, lanes };
-    for (kind, entry, norm_after) in [
-        (xs(true), "qmatvec_xs", false),
-        (xs(false), "qmatvec_xs", false),
-        (mv(true, Lanes::Limbs), "qmatvec", false),
-        (mv(true, Lanes::Limbs), "qmatvec", true),
-        (mv(true, Lanes::V4), "qmatvec", true),
-        (mv(false, Lanes::V4), "qmatvec", true),
+    for (kind, entry) in [
+        (
+            Kind::Matvec {
+                sg: true,
+                lanes: Lanes::LimbsWg,
+            },
+            "qmatvec_xs",
+        ),
+        (
+            Kind::Matvec {
+                sg: false,
+                lanes: Lanes::LimbsWg,
+            },
+            "qmatvec_xs",
+        ),
+        (
+            Kind::Matvec {
+                sg: true,
+                lanes: Lanes::Limbs,
+            },
+            "qmatvec",
+        ),
     ] {
-        let mut bindings = vec![
-            if kind == mv(true, Lanes::Limbs) {
+        let bindings = vec![
+            if kind
+                == (Kind::Matvec {
+                    sg: true,
+                    lanes: Lanes::Limbs,
+                })
+            {
                 read4("x", DType::U32)
             } else {
                 read4("x", DType::F32)
@@ -220,24 +233,14 @@ fn limb_entries_validate() {
             read4("w", DType::Q4K),
             write("y", DType::F32),
         ];
-        if norm_after {
-            bindings.extend([
-                read("a", DType::F32),
-                read("nw", DType::F32),
-                write("sum", DType::F32),
-                write("h", DType::F32),
-                atomic("sc"),
-            ]);
-        }
         let key = KernelKey {
             entry,
             bindings,
             variant: String::new(),
         };
-        let files = crate::backend::wgpu::shaders::embedded;
-        let body = with_epilogue(&files, &build_body(&files, kind, DType::Q4K), norm_after);
+        let body = build_body(&crate::backend::wgpu::shaders::embedded, kind, DType::Q4K);
         let src = generate(&key, &body, &consts, &[]);
-        validate_wgsl(entry, &src).unwrap_or_else(|e| panic!("{entry} {kind:?} norm_after {norm_after}: {e}"));
+        validate_wgsl(entry, &src).unwrap();
     }
 }
 
