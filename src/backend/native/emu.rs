@@ -143,7 +143,7 @@ mod tests {
     use crate::parity::{cases, run};
 
     /// Whether `c` is cheap to emulate: attention over a short cache with few query rows, a
-    /// linear with under a million weights, the gated delta rule over few tokens x key dims
+    /// linear with under a million weights and 2^26 multiply-adds, the gated delta rule over few tokens x key dims
     /// (the emulator pays a thread barrier per shuffle step).
     fn quick(c: &crate::parity::case::Case) -> bool {
         let s = |k: usize| &c.inputs[k].desc.shape;
@@ -152,7 +152,8 @@ mod tests {
             crate::op::Op::GatedAttention { n_past, .. } => n_past + s(0)[0] <= 64 && s(0)[0] * s(0)[1] <= 64,
             // one block per row: the 1040-row cases take seconds each, the small ones cover every dtype
             crate::op::Op::RmsNormGated { .. } => c.inputs[0].desc.numel() / s(2)[0] <= 128,
-            crate::op::Op::Linear => s(1)[0] * s(1)[1] <= 1 << 20,
+            // (and under 2^26 multiply-adds: the wide GEMM's case of 1100 rows takes seconds each)
+            crate::op::Op::Linear => s(1)[0] * s(1)[1] <= 1 << 20 && s(0)[0] * s(1)[0] * s(1)[1] <= 1 << 26,
             // the chunked form over small heads still crosses the chunk boundary (T 63..150)
             crate::op::Op::GdnChunked => s(0)[0] * s(5)[1] <= 150 * 32,
             // every token of gdn_batch is a recurrent step (shuffles each): decode batches of small heads

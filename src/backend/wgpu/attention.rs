@@ -338,14 +338,17 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         read("v", i[2].dtype),
         write("o", o[0].dtype),
     ];
-    // a long prefill's keys in partitions (attention_parts.rs) on plan's tile; a given tile keeps
-    // its own `kp`
+    // a long prefill's keys in partitions (attention_parts.rs) on plan's tile where its query
+    // blocks alone would leave the GPU idle (a short chunk after a long cache: fewer workgroups
+    // than FILL_WORKGROUPS); a given tile keeps its own `kp`
     let mut plan = match tile {
         Some(tl) if t > 1 => prefill_plan(b, tl, t, dh),
         _ => {
             let pl = plan(b, op, t, hq, dh)?;
             match (pl.tile, attention_parts::part_keys(b, t, n_past, hq, dh)) {
-                (Some((tl, _)), kp) if kp > 0 => prefill_plan(b, Tile { kp, ..tl }, t, dh),
+                (Some((tl, _)), kp) if kp > 0 && t.div_ceil(tl.bq) * hq < FILL_WORKGROUPS => {
+                    prefill_plan(b, Tile { kp, ..tl }, t, dh)
+                }
                 _ => pl,
             }
         }

@@ -1,12 +1,16 @@
 //! A long prefill's key partitions. The prefill tile (attention_prefill_loop.wgsl) gives each
 //! (query block, head) one workgroup that walks the block's keys in order, so the last query
 //! block's workgroup walks all n_past + T keys while the first walks a block's worth: the prefill
-//! lasts as long as that one workgroup, mostly alone on its compute unit at the end. Past
-//! `PART_KEYS` keys a query block's keys go in runs of `Tile::kp` to workgroups of their own
+//! lasts as long as that one workgroup, mostly alone on its compute unit at the end. Where the
+//! query blocks are too few to fill the GPU (fewer workgroups than attention.rs
+//! `FILL_WORKGROUPS`: a short chunk after a long cache) and past `PART_KEYS` keys in all, a
+//! query block's keys go in runs of `Tile::kp` to workgroups of their own
 //! (KP > 0 in the loop), each leaving its rows normalized over its run with their max score and
 //! softmax sum in a scratch; shaders/attention_prefill_merge.wgsl then merges the runs of each row.
 //! The order of sums differs from the one-workgroup walk's (batch invariance does not reach this
-//! kernel: it is the single-stream prefill's).
+//! kernel: it is the plain attention op's). The paged prefill (paged_attention_prefill.rs, the
+//! single-stream engine's) does not take them: its position is on the device, and a fresh
+//! prompt's query blocks fill the GPU, where partitions only add rows to merge.
 use super::kernel::{grid, read, write, KernelKey};
 use super::WgpuBackend;
 use crate::dtype::DType;

@@ -4,7 +4,7 @@ use crate::op::{Op, TensorDesc};
 use crate::parity::case::{input, Case, Init};
 
 /// (M, K, N): decode matvecs (M = 1) and prefill GEMMs, odd sizes included.
-const SHAPES: [(usize, usize, usize); 14] = [
+const SHAPES: [(usize, usize, usize); 15] = [
     (1, 7, 5),
     (1, 64, 32),
     (1, 4097, 13),
@@ -23,6 +23,9 @@ const SHAPES: [(usize, usize, usize); 14] = [
     (3, 48, 16411),
     (2, 2056, 4101),
     (1, 2056, 200),
+    // enough tiles for the wide GEMM shape (linear/mod.rs `WIDE_FROM`: 153 of 128 x 128 on 16 x 16
+    // tiles, 594 on lavapipe's 8 x 8), M and N edges inside a tile, K ending inside a step
+    (1100, 168, 2100),
 ];
 
 fn one(x: DType, w: DType, y: DType, (m, k, n): (usize, usize, usize)) -> Case {
@@ -174,7 +177,8 @@ pub fn swiglu_cases() -> Vec<Case> {
 
 /// linear_swiglu (the gate/up projection with its swiglu): f32 x, W of interleaved (gate, up)
 /// rows, f32 y. With 16-bit W it exists where the linear takes tensor cores (M >= 64 without batch
-/// invariance): odd K (the K tail), an N edge inside a tile, and Qwen3-0.6B's gate/up projection.
+/// invariance): odd K (the K tail), an N edge inside a tile, Qwen3-0.6B's gate/up projection, and
+/// tiles enough for the wide GEMM shape (linear/mod.rs `WIDE_FROM`).
 /// With a block-quantized W at every M: Qwen3-0.6B's gate/up projection in a decode step (the
 /// qmatvec's epilogue, four rows a workgroup), M = 3 at two rows a workgroup, an N whose last
 /// workgroup holds one pair of its four rows, a prefill (M = 70: refused by name where it takes
@@ -182,7 +186,7 @@ pub fn swiglu_cases() -> Vec<Case> {
 /// K = 2048 (lanes without the epilogue: the linear, then swiglu).
 pub fn linear_swiglu_cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for shape in [(64, 1024, 6144), (70, 97, 22), (130, 4097, 68)] {
+    for shape in [(64, 1024, 6144), (70, 97, 22), (130, 4097, 68), (1100, 168, 2100)] {
         for w in [DType::F16, DType::BF16] {
             v.push(swiglu_one(w, shape));
         }

@@ -11,7 +11,8 @@
 //! * `linear_coop` (shaders/linear_coop.wgsl, coop.rs): tensor-core tiles (cooperative matrices,
 //!   where the adapter has them) for 16-bit W and f32 x and y, x split into f16 hi + lo. Its rows
 //!   do not depend on M either, but its order of sums is not the matvec's: with batch invariance
-//!   off it takes M from `COOP_FROM` (`COOP_GEMM`, K unsplit), so a row's bits change with M there;
+//!   off it takes M from `COOP_FROM` (`COOP_GEMM`, or `COOP_GEMM_WIDE` where its tiles fill the
+//!   GPU; both K unsplit, so the same bits), so a row's bits change with M there;
 //!   under `BatchInvariance::ManyRows` it takes every M (`coop::many_rows`: one K split for every
 //!   M of a weight matrix, so one order of sums). The serving engine turns one of the two
 //!   invariant modes on (`Backend::set_batch_invariant`).
@@ -55,6 +56,16 @@ const COOP_FROM: usize = 64;
 /// tile in steps of 32; every K-split-1 shape gives the same bits).
 const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 
+/// The GEMM's wide shape for a 16-bit W: twice COOP_GEMM's tokens a workgroup (128 x 128, 16
+/// subgroups of 4x4 tiles, K in steps of 32): fewer W and x re-reads a FLOP, so less time than
+/// COOP_GEMM where its workgroups fill the GPU, but half of them or fewer leave the GPU idle
+/// (twice COOP_GEMM's time at M = 256, N = 3072): taken from `WIDE_FROM` of its workgroups on
+/// (docs/BENCHMARKS.md r43). The same K split as COOP_GEMM, so the same bits.
+const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 4, 1, 32);
+
+/// COOP_GEMM_WIDE's workgroups (tiles of M x N) from which a linear takes it.
+const WIDE_FROM: usize = 128;
+
 /// Whether a linear of `m` x rows takes a cooperative-matrix kernel: operand dtypes it takes
 /// (`coop_dtypes`), an adapter that runs the mode's coop shapes (`fits`), and then M from
 /// `COOP_FROM` with batch invariance off, every M under `ManyRows`, never under `FewRows`.
@@ -82,10 +93,22 @@ fn coop_plan(b: &WgpuBackend, (m, _k, n): (usize, usize, usize), gemm_dtypes: bo
     Some(
         match mode {
             BatchInvariance::ManyRows => coop::many_rows(m, n),
-            _ => COOP_GEMM,
+            _ => gemm_shape(b, m, n),
         }
         .on(b.caps.coop_tile, b.caps.subgroup_min),
     )
+}
+
+/// COOP_GEMM_WIDE where its workgroups fill the GPU (`WIDE_FROM`) and it fits the adapter, else
+/// COOP_GEMM.
+fn gemm_shape(b: &WgpuBackend, m: usize, n: usize) -> coop::Coop {
+    let wide = coop::on(b, COOP_GEMM_WIDE);
+    let tiles = m.div_ceil(wide.tok() as usize) * n.div_ceil(wide.bn() as usize);
+    if tiles >= WIDE_FROM && coop::fits(b, wide) {
+        COOP_GEMM_WIDE
+    } else {
+        COOP_GEMM
+    }
 }
 
 /// Accumulators per thread in matvec (R * MR) at most: registers, not workgroup memory, bound it.
