@@ -143,8 +143,8 @@ mod tests {
     use crate::parity::{cases, run};
 
     /// Whether `c` is cheap to emulate: attention over a short cache with few query rows, a
-    /// linear with under a million weights and 2^26 multiply-adds, the gated delta rule over few tokens x key dims
-    /// (the emulator pays a thread barrier per shuffle step).
+    /// linear with under a million weights and 2^26 multiply-adds, the gated delta rule over few
+    /// tokens x key dims (the emulator pays a thread barrier per shuffle step).
     fn quick(c: &crate::parity::case::Case) -> bool {
         let s = |k: usize| &c.inputs[k].desc.shape;
         match c.op {
