@@ -3,9 +3,11 @@
 # .debs and xz'd binaries built here, `cargo build --release --features hip,cuda --bin wgllm`,
 # the lib test binary from `cargo test --release --features hip,cuda --lib --no-run`):
 # gF = 873a05e (r41's main), gG = c81d3a5 (r42: the paged prefill's key partitions),
-# gI = r43's tree with r42's two changes reverted, sweepG = its lib test binary (the attention
-# sweep with a short chunk after a long cached prefix), gJ = gI + the wide coop GEMM tile.
-# PART=3 ran first (r42's prepared call: docs/runs/r43/lease1-part3.log).
+# gI = 44a83f4 (r42's two changes reverted), sweepG = its lib test binary (the attention sweep
+# with a short chunk after a long cached prefix), gJ = 4aa737a (the wide coop GEMM tile and the
+# attention partitions' grid rule; main's kernels at the end of r43).
+# PART=3 ran first (r42's prepared call: lease1-part3.log), then PART=4 (lease2-part4.log).
+# PART=5 (gI against gJ, prefill 2048 and 512 alternated) is the next call: no machine was left.
 set -u
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; export XDG_RUNTIME_DIR=/tmp
 R=$PWD; mkdir -p /tmp/w /work && ln -sfn $R /work/main
