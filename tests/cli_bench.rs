@@ -38,4 +38,47 @@ fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
     assert!(d["warm_up_s"].as_f64().unwrap() >= 1.0, "{d}");
     assert!(stdout.contains("3 runs after"), "{stdout}");
     assert_eq!(v["prefill"][0]["tokens"], 8, "{}", v["prefill"]);
+    assert_eq!(v["prefill"][0]["kv_len"], 8, "{}", v["prefill"]);
+}
+
+/// `--depth`: each timed prefill runs after that many tokens already in the cache (llama-bench's
+/// -d), as the cache's own length after it says.
+#[test]
+fn prefill_at_depth_runs_after_the_cached_tokens() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("goldens/qwen3-tiny/model");
+    let json = std::env::temp_dir().join(format!("wgllm-bench-depth-{}.json", std::process::id()));
+    let o = Command::new(env!("CARGO_BIN_EXE_wgllm"))
+        .args(["bench", "--model"])
+        .arg(&model)
+        .args([
+            "--device",
+            "cpu",
+            "--decode",
+            "2",
+            "--prefill",
+            "8,5",
+            "--depth",
+            "16",
+            "--json",
+        ])
+        .arg(&json)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "bench failed:\n{stdout}{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let p = &v["prefill"];
+    assert_eq!(p.as_array().map(|a| a.len()), Some(2), "{p}");
+    for (i, t) in [(0, 8), (1, 5)] {
+        assert_eq!(p[i]["tokens"], t, "{p}");
+        assert_eq!(p[i]["depth"], 16, "{p}");
+        assert_eq!(p[i]["kv_len"], 16 + t, "{p}");
+        assert!(
+            p[i]["tokens_per_s"].as_f64().is_some_and(|r| r.is_finite() && r > 0.0),
+            "{p}"
+        );
+    }
+    assert!(stdout.contains("prefill 8 at depth 16: "), "{stdout}");
 }

@@ -39,6 +39,10 @@ pub struct BenchArgs {
     /// Prefill lengths to time
     #[arg(long, value_delimiter = ',', default_value = "512,2048")]
     prefill: Vec<usize>,
+    /// Tokens already in the cache when each prefill is timed (llama-bench's -d): a chat's next
+    /// turn, whose attention walks the cached keys as well as its own
+    #[arg(long, default_value_t = 0)]
+    depth: usize,
     /// Also report GPU time per kernel (timestamp queries) for one decode step and one prefill (of
     /// the longest --prefill length)
     #[arg(long)]
@@ -86,7 +90,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     };
     let max_prefill = a.prefill.iter().copied().max().unwrap_or(0);
     let ctx = match a.batch.is_empty() {
-        true => (max_prefill + 16).max(a.decode + 64),
+        true => (a.depth + max_prefill + 16).max(a.decode + 64),
         false => a.prompt_len + a.gen_len + 16,
     };
     let (mut e, label) = match (&a.model, &a.shape) {
@@ -223,23 +227,23 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         dispatches_per_step(&e)
     );
     let mut prefill = Vec::new();
+    let past = ids(a.depth, 17);
+    let at = match a.depth {
+        0 => String::new(),
+        d => format!(" at depth {d}"),
+    };
     for &t in &a.prefill {
-        if t + 1 > e.max_ctx {
-            println!("  prefill {t}: skipped (context {})", e.max_ctx);
+        if a.depth + t + 1 > e.max_ctx {
+            println!("  prefill {t}{at}: skipped (context {})", e.max_ctx);
             continue;
         }
         let p = ids(t, 11);
-        let run_once = |e: &mut Engine| -> Result<f64> {
-            let mut cache = e.new_cache()?;
-            let t0 = Instant::now();
-            e.forward(&mut cache, &p, Logits::Last, &mut |_, _, _| Ok(()))?;
-            e.choose(t, &mut Sampler::new(Sampling::default()), None)?;
-            Ok(t0.elapsed().as_secs_f64())
-        };
-        run_once(&mut e)?; // warm-up: kernels compiled, workspace allocated
-        let s = run_once(&mut e)?;
-        println!("  prefill {t}: {:.0} tokens/s ({:.1} ms)", t as f64 / s, s * 1e3);
-        prefill.push(json!({"tokens": t, "tokens_per_s": t as f64 / s, "ms": s * 1e3}));
+        run_prefill(&mut e, &past, &p)?; // warm-up: kernels compiled, workspace allocated
+        let (s, kv_len) = run_prefill(&mut e, &past, &p)?;
+        println!("  prefill {t}{at}: {:.0} tokens/s ({:.1} ms)", t as f64 / s, s * 1e3);
+        prefill.push(
+            json!({"tokens": t, "depth": a.depth, "kv_len": kv_len, "tokens_per_s": t as f64 / s, "ms": s * 1e3}),
+        );
     }
     let mut prof = json!(null);
     if a.profile {
@@ -275,15 +279,9 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             .filter(|&t| t < e.max_ctx)
             .max()
             .unwrap_or(512);
-        let p = ids(len.min(e.max_ctx - 1), 13);
-        let mut pre = |e: &mut Engine| -> Result<f64> {
-            let mut cache = e.new_cache()?;
-            let t0 = Instant::now();
-            e.forward(&mut cache, &p, Logits::Last, &mut |_, _, _| Ok(()))?;
-            e.choose(p.len(), &mut Sampler::new(Sampling::default()), None)?;
-            Ok(t0.elapsed().as_secs_f64())
-        };
-        let pf = profile_of_engine(&format!("prefill {}", p.len()), &mut pre, &mut e, bw)?;
+        let p = ids(len.min(e.max_ctx.saturating_sub(1 + a.depth).max(1)), 13);
+        let mut pre = |e: &mut Engine| -> Result<f64> { Ok(run_prefill(e, &past, &p)?.0) };
+        let pf = profile_of_engine(&format!("prefill {}{at}", p.len()), &mut pre, &mut e, bw)?;
         prof = json!({"decode_step": d, "prefill": pf});
     }
     let out = json!({
@@ -298,6 +296,20 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         })?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Seconds `p` takes to prefill into a fresh cache after `past` (untimed, waited for: its token
+/// read back), and the cache's length after it.
+fn run_prefill(e: &mut Engine, past: &[u32], p: &[u32]) -> Result<(f64, usize)> {
+    let mut cache = e.new_cache()?;
+    if !past.is_empty() {
+        e.forward(&mut cache, past, Logits::Last, &mut |_, _, _| Ok(()))?;
+        e.choose(past.len(), &mut Sampler::new(Sampling::default()), None)?;
+    }
+    let t0 = Instant::now();
+    e.forward(&mut cache, p, Logits::Last, &mut |_, _, _| Ok(()))?;
+    e.choose(p.len(), &mut Sampler::new(Sampling::default()), None)?;
+    Ok((t0.elapsed().as_secs_f64(), cache.len()))
 }
 
 fn profile_of_engine(
