@@ -4,14 +4,16 @@
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
+/// `wgllm bench` on the tiny model on the cpu with `args` after it: its JSON and its stdout.
+fn bench(tag: &str, args: &[&str]) -> (serde_json::Value, String) {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("goldens/qwen3-tiny/model");
-    let json = std::env::temp_dir().join(format!("wgllm-bench-{}.json", std::process::id()));
+    let json = std::env::temp_dir().join(format!("wgllm-bench-{tag}-{}.json", std::process::id()));
     let o = Command::new(env!("CARGO_BIN_EXE_wgllm"))
         .args(["bench", "--model"])
         .arg(&model)
-        .args(["--device", "cpu", "--decode", "4", "--prefill", "8", "--json"])
+        .args(["--device", "cpu"])
+        .args(args)
+        .arg("--json")
         .arg(&json)
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .output()
@@ -20,6 +22,12 @@ fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
     assert!(o.status.success(), "bench failed:\n{stdout}{stderr}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let _ = std::fs::remove_file(&json);
+    (v, stdout.into_owned())
+}
+
+#[test]
+fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
+    let (v, stdout) = bench("decode", &["--decode", "4", "--prefill", "8"]);
     let d = &v["decode"];
     let runs: Vec<f64> = d["tokens_per_s_runs"]
         .as_array()
@@ -45,30 +53,7 @@ fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
 /// -d), as the cache's own length after it says.
 #[test]
 fn prefill_at_depth_runs_after_the_cached_tokens() {
-    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("goldens/qwen3-tiny/model");
-    let json = std::env::temp_dir().join(format!("wgllm-bench-depth-{}.json", std::process::id()));
-    let o = Command::new(env!("CARGO_BIN_EXE_wgllm"))
-        .args(["bench", "--model"])
-        .arg(&model)
-        .args([
-            "--device",
-            "cpu",
-            "--decode",
-            "2",
-            "--prefill",
-            "8,5",
-            "--depth",
-            "16",
-            "--json",
-        ])
-        .arg(&json)
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success(), "bench failed:\n{stdout}{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&json);
+    let (v, stdout) = bench("depth", &["--decode", "2", "--prefill", "8,5", "--depth", "16"]);
     let p = &v["prefill"];
     assert_eq!(p.as_array().map(|a| a.len()), Some(2), "{p}");
     for (i, t) in [(0, 8), (1, 5)] {
