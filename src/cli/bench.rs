@@ -41,7 +41,7 @@ pub struct BenchArgs {
     prefill: Vec<usize>,
     /// Tokens already in the cache when each prefill is timed (llama-bench's -d): a chat's next
     /// turn, whose attention walks the cached keys as well as its own
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, conflicts_with = "batch")]
     depth: usize,
     /// Also report GPU time per kernel (timestamp queries) for one decode step and one prefill (of
     /// the longest --prefill length)

@@ -109,6 +109,12 @@ fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
 /// keys a block and a thread means the same order of sums for every row whichever is picked.
 const FILL_WORKGROUPS: usize = 256;
 
+/// Whether `t` queries over `hq` heads in blocks of `bq` make fewer workgroups than
+/// FILL_WORKGROUPS: the GPU partly idle (a narrower tile, or key partitions, then help).
+fn leaves_idle(t: usize, bq: usize, hq: usize) -> bool {
+    t.div_ceil(bq) * hq < FILL_WORKGROUPS
+}
+
 /// The first tile whose workgroup memory fits the device.
 fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
     TILES
@@ -122,7 +128,7 @@ fn tile_for(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
     let mut pick = tile(b, dh)?;
     for next in TILES {
         let same_keys = (next.bk, next.tn, next.nt) == (pick.bk, pick.tn, pick.nt);
-        if same_keys && next.bq < pick.bq && t.div_ceil(pick.bq) * hq < FILL_WORKGROUPS {
+        if same_keys && next.bq < pick.bq && leaves_idle(t, pick.bq, hq) {
             pick = next;
         }
     }
@@ -346,9 +352,7 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         _ => {
             let pl = plan(b, op, t, hq, dh)?;
             match (pl.tile, attention_parts::part_keys(b, t, n_past, hq, dh)) {
-                (Some((tl, _)), kp) if kp > 0 && t.div_ceil(tl.bq) * hq < FILL_WORKGROUPS => {
-                    prefill_plan(b, Tile { kp, ..tl }, t, dh)
-                }
+                (Some((tl, _)), kp) if kp > 0 && leaves_idle(t, tl.bq, hq) => prefill_plan(b, Tile { kp, ..tl }, t, dh),
                 _ => pl,
             }
         }
