@@ -55,9 +55,11 @@ const XS = BK + 8u;
 const WV = BNO * BK / 8u; // 8-weight W loads a step
 const XV = TOK * BK / 4u; // 16-byte x loads a step
 
-// NBUF stages of W and x (2: the next step staged while this one multiplies; see `//@loop`)
-var<workgroup> ws: array<f16, NBUF * BN * XS>;
-var<workgroup> xs: array<f16, NBUF * BMT * XS>;
+// NBUF stages of W and x (2: the next step staged while this one multiplies; see `//@loop`) in
+// vectors of 4 halves, so that a thread's 4 or 8 staged values are one or two stores rather than
+// 4 or 8 (coopLoad offsets and strides count vec4s).
+var<workgroup> ws: array<vec4<f16>, NBUF * BN * XS / 4u>;
+var<workgroup> xs: array<vec4<f16>, NBUF * BMT * XS / 4u>;
 var<workgroup> red: array<f32, NSG * TT>;
 
 fn load_w(i: u32, n0: u32, k0: u32) -> WREG {
@@ -86,18 +88,8 @@ fn stage_w(i: u32, v: vec4<u32>, o: u32) {
         return;
     }
     let at = o + (i / (BK / 8u)) * XS + (i % (BK / 8u)) * 8u;
-    let a = half2(v.x);
-    let b = half2(v.y);
-    let c = half2(v.z);
-    let d = half2(v.w);
-    ws[at] = a.x;
-    ws[at + 1u] = a.y;
-    ws[at + 2u] = b.x;
-    ws[at + 3u] = b.y;
-    ws[at + 4u] = c.x;
-    ws[at + 5u] = c.y;
-    ws[at + 6u] = d.x;
-    ws[at + 7u] = d.y;
+    ws[at / 4u] = vec4<f16>(half2(v.x), half2(v.y));
+    ws[at / 4u + 1u] = vec4<f16>(half2(v.z), half2(v.w));
 }
 
 // A quantized W's 8 weights (dequantized exactly, f32) as hi and lo like x's: weight row r is tile
@@ -115,22 +107,10 @@ fn stage_wq(i: u32, v: mat2x4<f32>, o: u32) {
     let f = split(bitcast<u32>(v[1].y));
     let g = split(bitcast<u32>(v[1].z));
     let h = split(bitcast<u32>(v[1].w));
-    ws[at] = a.x;
-    ws[at + 1u] = b.x;
-    ws[at + 2u] = c.x;
-    ws[at + 3u] = d.x;
-    ws[at + 4u] = e.x;
-    ws[at + 5u] = f.x;
-    ws[at + 6u] = g.x;
-    ws[at + 7u] = h.x;
-    ws[at + XS] = a.y;
-    ws[at + XS + 1u] = b.y;
-    ws[at + XS + 2u] = c.y;
-    ws[at + XS + 3u] = d.y;
-    ws[at + XS + 4u] = e.y;
-    ws[at + XS + 5u] = f.y;
-    ws[at + XS + 6u] = g.y;
-    ws[at + XS + 7u] = h.y;
+    ws[at / 4u] = vec4<f16>(a.x, b.x, c.x, d.x);
+    ws[at / 4u + 1u] = vec4<f16>(e.x, f.x, g.x, h.x);
+    ws[(at + XS) / 4u] = vec4<f16>(a.y, b.y, c.y, d.y);
+    ws[(at + XS) / 4u + 1u] = vec4<f16>(e.y, f.y, g.y, h.y);
 }
 
 // hi and lo of x (see the top)
@@ -153,14 +133,8 @@ fn stage_x(i: u32, v: vec4<u32>, o: u32) {
     let b = split(v.y);
     let c = split(v.z);
     let d = split(v.w);
-    xs[at] = a.x;
-    xs[at + 1u] = b.x;
-    xs[at + 2u] = c.x;
-    xs[at + 3u] = d.x;
-    xs[at + XS] = a.y;
-    xs[at + XS + 1u] = b.y;
-    xs[at + XS + 2u] = c.y;
-    xs[at + XS + 3u] = d.y;
+    xs[at / 4u] = vec4<f16>(a.x, b.x, c.x, d.x);
+    xs[(at + XS) / 4u] = vec4<f16>(a.y, b.y, c.y, d.y);
 }
 
 // The outputs of one T x T tile position (tile rows r0.., columns c0.. of the workgroup's block)

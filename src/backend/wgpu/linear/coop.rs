@@ -334,12 +334,12 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
         mma += &format!("{{\nlet kk = ({jj}u * KS + ks) * T;\n");
         for i in 0..tm {
             mma += &format!(
-                "let a{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[mx + ((wm * TM + {i}u) * T) * XS + kk], XS);\n"
+                "let a{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[(mx + ((wm * TM + {i}u) * T) * XS + kk) / 4u], XS / 4u);\n"
             );
         }
         for j in 0..tn {
             mma += &format!(
-                "let b{j} = coopLoad<coop_mat{t}x{t}<f16, B>>(&ws[mw + ((wn * TN + {j}u) * T) * XS + kk], XS);\n"
+                "let b{j} = coopLoad<coop_mat{t}x{t}<f16, B>>(&ws[(mw + ((wn * TN + {j}u) * T) * XS + kk) / 4u], XS / 4u);\n"
             );
         }
         for (i, j) in tiles() {
