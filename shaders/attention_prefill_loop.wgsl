@@ -35,7 +35,11 @@
 // CV = NT / (BQ / 4) (threads across output vec4 columns).
 // KP: keys a partition (0: none; else a multiple of BK). A partition's rows are normalized over
 // its own keys; a row wholly past a partition's keys (every score masked) comes out finite but
-// meaningless, and the merge never reads it.
+// meaningless, and the merge never reads it. The partitions a block gets are counted from the
+// host's Params.n_past (prefill_parts), which the grid is sized by. The paged kernel's position
+// comes from seqs and its Params.n_past is a bound on it (the block table's length in keys, less
+// T): partitions past a block's keys do nothing, and should the keys reach past the grid's count,
+// its last partition takes the rest.
 
 const NEG = -1.0e30;            // masked score; exp(NEG - m) == 0 for any real m
 const QS = DH4 + 1u;            // padded row stride (vec4) of q_s and kv_s
@@ -68,18 +72,18 @@ struct QBlock {
     k_hi: u32,
 }
 
-// Key partitions a query block's keys take: with KP > 0 (attention.rs: a long prefill), keys
-// 0..n_past + T in runs of KP, each run its own workgroup, merged by attention_prefill_merge.wgsl;
-// else 1.
-fn prefill_parts(n_past: u32) -> u32 {
-    return select(1u, (n_past + p.t + KP - 1u) / max(KP, 1u), KP > 0u);
+// Key partitions a query block's keys take: with KP > 0 (attention_parts.rs: a long prefill),
+// keys 0..p.n_past + T in runs of KP, each run its own workgroup, merged by
+// attention_prefill_merge.wgsl; else 1.
+fn prefill_parts() -> u32 {
+    return select(1u, (p.n_past + p.t + KP - 1u) / max(KP, 1u), KP > 0u);
 }
 
 // The block of workgroup idx < nqb * hq * prefill_parts, the first query at position n_past; the
 // longest (last) query blocks start first, their partitions side by side. A partition past the
 // block's keys has k_lo >= kv_end (its workgroup does nothing).
 fn q_block(idx: u32, n_past: u32) -> QBlock {
-    let np = prefill_parts(n_past);
+    let np = prefill_parts();
     let part = idx % np;
     let qh = idx / np;
     let qb = p.nqb - 1u - qh / p.hq;
@@ -92,7 +96,7 @@ fn q_block(idx: u32, n_past: u32) -> QBlock {
     var k_hi = kv_end;
     if (KP > 0u) {
         k_lo = part * KP;
-        k_hi = min(k_lo + KP, kv_end);
+        k_hi = select(min(k_lo + KP, kv_end), kv_end, part + 1u == np);
     }
     return QBlock(h, (h / p.group) * p.dh, t0, tn, pos0, kv_end, part, k_lo, k_hi);
 }
@@ -153,7 +157,7 @@ fn prefill_attend(tid: u32, sid: u32, b: QBlock) {
 fn prefill(wid: vec3<u32>, nwg: vec3<u32>, tid: u32, sid: u32) {
     let idx = group_index(wid, nwg);
     let n_past = prefill_n_past(tid);
-    if (idx >= p.nqb * p.hq * prefill_parts(n_past)) {
+    if (idx >= p.nqb * p.hq * prefill_parts()) {
         return;
     }
     let b = q_block(idx, n_past);

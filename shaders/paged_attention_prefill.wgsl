@@ -16,7 +16,7 @@ struct Params {
     hq: u32,
     hkv: u32,
     dh: u32,
-    n_past: u32,     // unused: the position comes from seqs
+    n_past: u32,     // a bound on the position (the table's keys less T): counts the key partitions
     group: u32,
     scale: f32,
     nqb: u32,

@@ -111,7 +111,7 @@ const FILL_WORKGROUPS: usize = 256;
 
 /// Whether `t` queries over `hq` heads in blocks of `bq` make fewer workgroups than
 /// FILL_WORKGROUPS: the GPU partly idle (a narrower tile, or key partitions, then help).
-fn leaves_idle(t: usize, bq: usize, hq: usize) -> bool {
+pub(super) fn leaves_idle(t: usize, bq: usize, hq: usize) -> bool {
     t.div_ceil(bq) * hq < FILL_WORKGROUPS
 }
 
@@ -392,7 +392,7 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
         hq,
     )?;
     match &scratch {
-        Some(po) => attention_parts::merge(b, (t, hq, dh, n_past), kp, po, o[0]),
+        Some(po) => attention_parts::merge(b, (t, hq, dh, n_past), kp, po, o[0], None),
         None => Ok(()),
     }
 }

@@ -7,10 +7,12 @@
 //! query block's keys go in runs of `Tile::kp` to workgroups of their own
 //! (KP > 0 in the loop), each leaving its rows normalized over its run with their max score and
 //! softmax sum in a scratch; shaders/attention_prefill_merge.wgsl then merges the runs of each row.
-//! The order of sums differs from the one-workgroup walk's (batch invariance does not reach this
-//! kernel: it is the plain attention op's). The paged prefill (paged_attention_prefill.rs, the
-//! single-stream engine's) does not take them: its position is on the device, and a fresh
-//! prompt's query blocks fill the GPU, where partitions only add rows to merge.
+//! The order of sums differs from the one-workgroup walk's (batch invariance does not reach these
+//! kernels: the plain attention op's, and paged_attention_prefill.rs', the single-stream engine's
+//! prefill over its paged cache). The paged prefill's position is on the device (seqs): its grid
+//! is counted from the block table's length in keys, a bound the host knows (the engine sizes the
+//! table to the sequence), the partitions past a block's keys doing nothing. A fresh prompt's
+//! query blocks fill the GPU already, and partitions there only add rows to merge.
 use super::kernel::{grid, read, write, KernelKey};
 use super::WgpuBackend;
 use crate::dtype::DType;
@@ -95,23 +97,44 @@ struct Params {
     dh: u32,
     n_past: u32,
     kp: u32,
-    pad: [u32; 3],
+    keys: u32,
+    pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 64);
 
-/// The merge: `po` (the partitions' rows) into `o` [T, Hq, Dh].
+/// The first query's position as the merge reads it: the host's n_past, or the paged kernel's
+/// from seqs (the checks of paged_attention_prefill.wgsl's `prefill_n_past`).
+const N_PAST_HOST: &str = "fn merge_n_past() -> u32 { return p.n_past; }\n";
+const N_PAST_SEQS: &str = "fn merge_n_past() -> u32 {
+    let start = ld_seqs(0u);
+    let cnt = ld_seqs(1u);
+    let kv = ld_seqs(2u);
+    return select(0u, kv - cnt, start == 0u && cnt == p.t && cnt <= kv && kv <= p.keys);
+}
+";
+
+/// The merge: `po` (the partitions' rows) into `o` [T, Hq, Dh]. `paged`: the paged kernel's seqs
+/// and its table length in keys (the first query's position from seqs; n_past is then the
+/// host's bound on it, which counted the partitions).
 pub(super) fn merge(
     b: &WgpuBackend,
     shape: (usize, usize, usize, usize),
     kp: usize,
     po: &Tensor,
     o: &Tensor,
+    paged: Option<(&Tensor, usize)>,
 ) -> Result<()> {
     let (t, hq, dh, n_past) = shape;
+    let mut bindings = vec![read("po", DType::F32), write("o", o.dtype)];
+    let mut tensors = vec![po, o];
+    if let Some((seqs, _)) = paged {
+        bindings.push(read("seqs", DType::U32));
+        tensors.push(seqs);
+    }
     let key = KernelKey {
         entry: "attention_prefill_merge",
-        bindings: vec![read("po", DType::F32), write("o", o.dtype)],
-        variant: String::new(),
+        bindings,
+        variant: if paged.is_some() { "paged" } else { "" }.to_string(),
     };
     let p = Params {
         offs: [0; 8],
@@ -120,16 +143,18 @@ pub(super) fn merge(
         dh: dh as u32,
         n_past: n_past as u32,
         kp: kp as u32,
-        pad: [0; 3],
+        keys: paged.map_or(0, |(_, k)| k as u32),
+        pad: [0; 2],
     };
     b.dispatch(
         &key,
         || {
-            let src = b.source("attention_prefill_merge.wgsl").to_string();
+            let n_past = if paged.is_some() { N_PAST_SEQS } else { N_PAST_HOST };
+            let src = [b.source("attention_prefill_merge.wgsl"), n_past].concat();
             (src, vec![("WG", format!("{WG}u"))])
         },
         bytemuck::bytes_of(&p),
-        &[po, o],
+        &tensors,
         grid(((t * hq * dh / 4) as u32).div_ceil(WG)),
     )
 }

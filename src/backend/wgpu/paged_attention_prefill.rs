@@ -6,7 +6,9 @@
 //! paged_attention's per-row partitions (the invariant kernel every other batch takes) cannot:
 //! it is what a lone request's prefill (`wgllm run` on the engine) needs to be as fast as a
 //! contiguous cache's.
-use super::attention::{ld4_with, plan, Shape};
+use super::attention::{ld4_with, leaves_idle, plan, prefill_plan, Shape};
+use super::attention_parts;
+use super::attention_prefill::Tile;
 use super::kernel::{read, write, Binding};
 use super::WgpuBackend;
 use crate::backend::BatchInvariance;
@@ -46,8 +48,23 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     let Ok(mut plan) = plan(b, op, t, hq, dh) else {
         return Ok(false);
     };
+    // the first query's position is on the device (seqs); the table's length in keys bounds it
+    // (the engines size the table to the sequence), and sizes the key partitions' grid
+    // (attention_parts.rs) where the query blocks alone would leave the GPU idle: a short chunk
+    // after a long cache
+    let past = (bt.shape[1] * bs).saturating_sub(t);
+    let mut run = 0;
+    if let Some((tl, _)) = plan.tile {
+        run = attention_parts::part_keys(b, t, past, hq, dh);
+        if run > 0 && leaves_idle(t, tl.bq, hq) {
+            plan = prefill_plan(b, Tile { kp: run, ..tl }, t, dh);
+            plan.parts = attention_parts::parts(t, past, run);
+        } else {
+            run = 0;
+        }
+    }
     let u = DType::U32;
-    let bindings: Vec<Binding> = vec![
+    let mut bindings: Vec<Binding> = vec![
         read("q", q.dtype),
         read("k", kp.dtype),
         read("v", vp.dtype),
@@ -61,6 +78,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     for (s, bd) in bindings.iter().take(3).enumerate() {
         helpers += &ld4_with(bd.name, s, bd.dtype, s > 0 && even);
     }
+    let scratch = match run > 0 {
+        false => None,
+        true => {
+            bindings.push(attention_parts::binding());
+            helpers += attention_parts::HELPERS;
+            Some(attention_parts::scratch(b, t, past, hq, dh, run)?)
+        }
+    };
     let body = plan.body(
         b,
         "paged_attention_prefill.wgsl",
@@ -70,14 +95,19 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     plan.variant = format!("paged{}_{}", if even { "e" } else { "" }, plan.variant);
     let p = Params {
         offs: [0; 8],
-        shape: plan.shape(t, hq, hkv, dh, 0, scale),
+        shape: plan.shape(t, hq, hkv, dh, past, scale),
         bs: bs as u32,
         nb: nb as u32,
         mb: bt.shape[1] as u32,
         pad: 0,
     };
-    let tensors = [q, kp, vp, bt, i[4], o];
+    let mut tensors = vec![q, kp, vp, bt, i[4], o];
+    tensors.extend(scratch.as_ref());
     let entries = ["attention_decode", "attention_prefill"];
     plan.dispatch(b, entries, bindings, &body, bytemuck::bytes_of(&p), &tensors, hq)?;
+    if let Some(po) = &scratch {
+        let keys = bt.shape[1] * bs;
+        attention_parts::merge(b, (t, hq, dh, past), run, po, o, Some((i[4], keys)))?;
+    }
     Ok(true)
 }

@@ -168,6 +168,16 @@ fn scenarios() -> Vec<Scenario> {
         // wgpu's prefill tile), blocks of 8 and 24 keys: a tile's key block spans table entries
         (4, 2, 64, 8, vec![(33, 70)], false),
         (8, 2, 128, 24, vec![(40, 150)], false),
+        // past 512 keys, a lone chunk's keys in partitions of 512 (attention_parts.rs: few query
+        // blocks x heads) counted from the table's length: from the first row; after a cached
+        // prefix of 570 keys (blocks of 24: partitions end inside blocks); head_dim 128; a short
+        // chunk after a long cache (the next turn of a chat); a table whose one spare entry
+        // (PagedLayout) crosses into a third partition that holds none of the keys
+        (4, 2, 64, 16, vec![(600, 600)], false),
+        (4, 2, 64, 24, vec![(530, 1100)], false),
+        (8, 2, 128, 16, vec![(520, 520)], false),
+        (16, 8, 128, 16, vec![(64, 2100)], false),
+        (8, 2, 128, 16, vec![(40, 1020)], false),
         // a lone decode step (invariance off): a table of 128 keys and of 224 (one partition of
         // them, Tuning::lone_keys), and of 320 (64-key partitions and the combine)
         (8, 2, 128, 16, vec![(1, 100)], false),
@@ -256,6 +266,9 @@ fn gated_scenarios() -> Vec<GatedScenario> {
         // chunk, and a chunk after a cached prefix of more than one key partition
         (4, 2, 64, 16, vec![(70, 70)], false, 16),
         (8, 2, 256, 16, vec![(9, 140)], false, 64),
+        // past 512 keys after a cached prefix: the prefill tile's key partitions
+        // (attention_parts.rs)
+        (4, 2, 64, 16, vec![(600, 1300)], false, 16),
         // a lone decode step (wgpu's paged_attention_lone.wgsl with the gated prologue under
         // invariance off): one key partition (16 keys at head_dim 256), two, several combined,
         // the tiny model's shape
