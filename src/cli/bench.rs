@@ -36,7 +36,7 @@ pub struct BenchArgs {
     /// Decode steps a timed run (three runs after at least a second of warm-up runs; their mean)
     #[arg(long, default_value_t = 128)]
     decode: usize,
-    /// Prefill lengths to time
+    /// Prefill lengths to time (three runs each after an untimed one; their mean)
     #[arg(long, value_delimiter = ',', default_value = "512,2048")]
     prefill: Vec<usize>,
     /// Tokens already in the cache when each prefill is timed (llama-bench's -d): a chat's next
@@ -71,6 +71,8 @@ pub struct BenchArgs {
 
 /// Timed decode runs (`--decode` steps each) whose mean `bench` reports, as llama-bench's `-r 3`.
 const DECODE_REPS: usize = 3;
+/// Timed prefills of each length, after one untimed, likewise (each after its own `--depth` fill).
+const PREFILL_REPS: usize = 3;
 /// Seconds of untimed decode runs before them (at least two runs) ...
 const WARM_S: f64 = 1.0;
 /// ... and until two warm-up runs in a row agree within this fraction, or WARM_MAX_S: a GPU that
@@ -199,9 +201,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let reps = (0..DECODE_REPS)
         .map(|_| decode_run(&mut e))
         .collect::<Result<Vec<f64>>>()?;
-    let decode_tps = reps.iter().sum::<f64>() / reps.len() as f64;
-    let decode_sd =
-        (reps.iter().map(|r| (r - decode_tps).powi(2)).sum::<f64>() / (reps.len() - 1).max(1) as f64).sqrt();
+    let (decode_tps, decode_sd) = mean_sd(&reps);
     let avg_ctx = (16 + 8 + a.decode / 2) as f64;
     let kv_bytes = crate::model::arch::state_bytes_per_token(&c, avg_ctx);
     let bytes_per_tok = e.weights.decode_bytes() as f64 + kv_bytes;
@@ -238,17 +238,29 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             continue;
         }
         let p = ids(t, 11);
-        run_prefill(&mut e, &past, &p)?; // warm-up: kernels compiled, workspace allocated
-        let (s, kv_len) = run_prefill(&mut e, &past, &p)?;
-        println!("  prefill {t}{at}: {:.0} tokens/s ({:.1} ms)", t as f64 / s, s * 1e3);
+        run_prefill(&mut e, &past, &p, false)?; // warm-up: kernels compiled, workspace allocated
+        let mut kv_len = 0;
+        let mut runs = Vec::with_capacity(PREFILL_REPS);
+        for _ in 0..PREFILL_REPS {
+            let (s, kv) = run_prefill(&mut e, &past, &p, false)?;
+            runs.push(t as f64 / s);
+            kv_len = kv;
+        }
+        let (tps, sd) = mean_sd(&runs);
+        println!(
+            "  prefill {t}{at}: {tps:.0} ± {sd:.0} tokens/s ({:.1} ms; {PREFILL_REPS} runs)",
+            t as f64 / tps * 1e3
+        );
         prefill.push(
-            json!({"tokens": t, "depth": a.depth, "kv_len": kv_len, "tokens_per_s": t as f64 / s, "ms": s * 1e3}),
+            json!({"tokens": t, "depth": a.depth, "kv_len": kv_len, "tokens_per_s": tps,
+            "tokens_per_s_runs": runs, "ms": t as f64 / tps * 1e3}),
         );
     }
     let mut prof = json!(null);
     if a.profile {
         println!("  GPU time per kernel (timestamp queries):");
         let mut step = |e: &mut Engine| -> Result<f64> {
+            e.dev.set_profiling(true)?;
             let t0 = Instant::now();
             e.forward(&mut cache, &[tok], Logits::Last, &mut |_, _, _| Ok(()))?;
             e.choose(1, &mut Sampler::new(Sampling::default()), None)?;
@@ -280,7 +292,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             .max()
             .unwrap_or(512);
         let p = ids(len.min(e.max_ctx.saturating_sub(1 + a.depth).max(1)), 13);
-        let mut pre = |e: &mut Engine| -> Result<f64> { Ok(run_prefill(e, &past, &p)?.0) };
+        let mut pre = |e: &mut Engine| -> Result<f64> { Ok(run_prefill(e, &past, &p, true)?.0) };
         let pf = profile_of_engine(&format!("prefill {}{at}", p.len()), &mut pre, &mut e, bw)?;
         prof = json!({"decode_step": d, "prefill": pf});
     }
@@ -299,12 +311,16 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
 }
 
 /// Seconds `p` takes to prefill into a fresh cache after `past` (untimed, waited for: its token
-/// read back), and the cache's length after it.
-fn run_prefill(e: &mut Engine, past: &[u32], p: &[u32]) -> Result<(f64, usize)> {
+/// read back), and the cache's length after it; `profile`: the device's profiler on for `p`
+/// alone.
+fn run_prefill(e: &mut Engine, past: &[u32], p: &[u32], profile: bool) -> Result<(f64, usize)> {
     let mut cache = e.new_cache()?;
     if !past.is_empty() {
         e.forward(&mut cache, past, Logits::Last, &mut |_, _, _| Ok(()))?;
         e.choose(past.len(), &mut Sampler::new(Sampling::default()), None)?;
+    }
+    if profile {
+        e.dev.set_profiling(true)?;
     }
     let t0 = Instant::now();
     e.forward(&mut cache, p, Logits::Last, &mut |_, _, _| Ok(()))?;
@@ -312,6 +328,15 @@ fn run_prefill(e: &mut Engine, past: &[u32], p: &[u32]) -> Result<(f64, usize)> 
     Ok((t0.elapsed().as_secs_f64(), cache.len()))
 }
 
+/// The mean of `v` and its sample standard deviation (0 for one value).
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let var = v.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64;
+    (mean, var.sqrt())
+}
+
+/// The device's per-kernel GPU times of `run`, which turns the profiler on where its measured part
+/// starts (after any untimed set-up: a prefill's cached prefix).
 fn profile_of_engine(
     what: &str,
     run: &mut dyn FnMut(&mut Engine) -> Result<f64>,
@@ -321,7 +346,6 @@ fn profile_of_engine(
     if let Support::No(why) = eng.dev.capability(Capability::Timestamps) {
         return Ok(json!(why));
     }
-    eng.dev.set_profiling(true)?;
     let wall = run(eng)?;
     let rows = eng.dev.profile();
     eng.dev.set_profiling(false)?;
