@@ -11,8 +11,9 @@
 //! * `linear_coop` (shaders/linear_coop.wgsl, coop.rs): tensor-core tiles (cooperative matrices,
 //!   where the adapter has them) for 16-bit W and f32 x and y, x split into f16 hi + lo. Its rows
 //!   do not depend on M either, but its order of sums is not the matvec's: with batch invariance
-//!   off it takes M from `COOP_FROM` (`COOP_GEMM`, or `COOP_GEMM_WIDE` where its tiles fill the
-//!   GPU; both K unsplit, so the same bits), so a row's bits change with M there;
+//!   off it takes M from `COOP_FROM` (`COOP_GEMM_WIDE` where its tiles fill the GPU, else
+//!   `COOP_GEMM`, K split across workgroups where even its tiles are too few: `gemm_shape`), so a
+//!   row's bits change with M there;
 //!   under `BatchInvariance::ManyRows` it takes every M (`coop::many_rows`: one K split for every
 //!   M of a weight matrix, so one order of sums). The serving engine turns one of the two
 //!   invariant modes on (`Backend::set_batch_invariant`).
@@ -63,8 +64,13 @@ const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 /// (docs/BENCHMARKS.md r43). The same K split as COOP_GEMM, so the same bits.
 const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 4, 1, 32);
 
-/// COOP_GEMM_WIDE's workgroups (tiles of M x N) from which a linear takes it.
+/// COOP_GEMM_WIDE's workgroups (tiles of M x N) from which a linear takes it; below as many of
+/// COOP_GEMM's, K splits across workgroups (`gemm_shape`).
 const WIDE_FROM: usize = 128;
+
+/// K a workgroup at least where COOP_GEMM splits K to fill the GPU: shorter runs would add more
+/// partials to write and sum than a workgroup's products save.
+const GEMM_MIN_KC: usize = 128;
 
 /// Whether a linear of `m` x rows takes a cooperative-matrix kernel: operand dtypes it takes
 /// (`coop_dtypes`), an adapter that runs the mode's coop shapes (`fits`), and then M from
@@ -80,7 +86,7 @@ fn takes_coop(m: usize, gemm_dtypes: bool, mode: BatchInvariance, fits: bool) ->
 }
 
 /// The coop shape a linear of `m` x rows takes on `b`, if any (`takes_coop`).
-fn coop_plan(b: &WgpuBackend, (m, _k, n): (usize, usize, usize), gemm_dtypes: bool) -> Option<coop::Coop> {
+fn coop_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), gemm_dtypes: bool) -> Option<coop::Coop> {
     let mode = b.invariance();
     let fits = b.caps.cooperative_matrix
         && match mode {
@@ -93,21 +99,32 @@ fn coop_plan(b: &WgpuBackend, (m, _k, n): (usize, usize, usize), gemm_dtypes: bo
     Some(
         match mode {
             BatchInvariance::ManyRows => coop::many_rows(m, n),
-            _ => gemm_shape(b, m, n),
+            _ => gemm_shape(b, m, k, n),
         }
         .on(b.caps.coop_tile, b.caps.subgroup_min),
     )
 }
 
 /// COOP_GEMM_WIDE where its workgroups fill the GPU (`WIDE_FROM`) and it fits the adapter, else
-/// COOP_GEMM.
-fn gemm_shape(b: &WgpuBackend, m: usize, n: usize) -> coop::Coop {
+/// COOP_GEMM, with K split across workgroups (runs of `GEMM_MIN_KC` or more, a power-of-two count)
+/// until they make `WIDE_FROM`: a short prompt's projections with few weight rows (N 1024 at M
+/// 256: 32 tiles) would leave most of the GPU idle. The split's partials are added in order
+/// (linear_splitk.wgsl); a row's bits already change with M here (batch invariance off).
+fn gemm_shape(b: &WgpuBackend, m: usize, k: usize, n: usize) -> coop::Coop {
     let wide = coop::on(b, COOP_GEMM_WIDE);
     let tiles = m.div_ceil(wide.tok() as usize) * n.div_ceil(wide.bn() as usize);
     if tiles >= WIDE_FROM && coop::fits(b, wide) {
-        COOP_GEMM_WIDE
-    } else {
-        COOP_GEMM
+        return COOP_GEMM_WIDE;
+    }
+    let c = coop::on(b, COOP_GEMM);
+    let tiles = m.div_ceil(c.tok() as usize) * n.div_ceil(c.bn() as usize);
+    let mut splits = 1;
+    while tiles * splits < WIDE_FROM && k.div_ceil(2 * splits) >= GEMM_MIN_KC {
+        splits *= 2;
+    }
+    match splits {
+        1 => COOP_GEMM,
+        _ => COOP_GEMM.split(k.div_ceil(splits).next_multiple_of(COOP_GEMM.bk as usize) as u32),
     }
 }
 
