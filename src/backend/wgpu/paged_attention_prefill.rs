@@ -92,7 +92,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
         &helpers,
         ["attention_decode.wgsl", "attention_prefill.wgsl"],
     );
-    plan.variant = format!("paged{}_{}", if even { "e" } else { "" }, plan.variant);
+    plan.variant = format!("paged{}_bs{bs}_{}", if even { "e" } else { "" }, plan.variant);
+    plan.consts.push(("PBS", format!("{bs}u")));
     let p = Params {
         offs: [0; 8],
         shape: plan.shape(t, hq, hkv, dh, past, scale),
