@@ -46,23 +46,12 @@ fn prefill_n_past(tid: u32) -> u32 {
     return w.x;
 }
 
-// paged_pool.wgsl's pool_row with the block size the constant PBS (paged_attention_prefill.rs:
-// p.bs): every staged vec4 looks its row up, and a division by a runtime value costs a
-// multi-instruction sequence where a constant's is a shift or a multiply.
-fn prefill_row(j: u32) -> u32 {
-    let blk = ld_bt(tbl + j / PBS);
-    if (blk >= p.nb) {
-        return NO_ROW;
-    }
-    return blk * PBS + j % PBS;
-}
-
 // Elements off..off + 4 of key row `key` of the k (which == 0u) or v pool; NaN for a key whose
 // block is not in the pool, or every key of a batch seqs does not describe.
 fn kv_vec(which: u32, key: u32, off: u32) -> vec4<f32> {
     var r = NO_ROW;
     if (seq_ok) {
-        r = prefill_row(key);
+        r = pool_row(key);
     }
     if (r == NO_ROW) {
         return vec4<f32>(bitcast<f32>(nan_bits));

@@ -10,10 +10,13 @@ var<private> nan_bits: u32 = 0x7fc00000u;
 const NO_ROW = 0xffffffffu;
 
 // The pool row of key j of this workgroup's sequence; NO_ROW when its block id is not in the pool.
+// The block size is the constant PBS (Params.bs; the kernel's variant names it): a division by a
+// runtime value is a multi-instruction sequence where a constant's is a shift or a multiply, and
+// the prefill tile looks a row up for every staged vec4.
 fn pool_row(j: u32) -> u32 {
-    let blk = ld_bt(tbl + j / p.bs);
+    let blk = ld_bt(tbl + j / PBS);
     if (blk >= p.nb) {
         return NO_ROW;
     }
-    return blk * p.bs + j % p.bs;
+    return blk * PBS + j % PBS;
 }

@@ -60,6 +60,12 @@ fn part_hr(dh: usize, g: usize) -> (usize, usize) {
     (part, (part / DECODE_NT).min(DECODE_NT / (dh / 4)))
 }
 
+/// paged_pool.wgsl's block size constant for pools of `bs` rows a block: every kernel with
+/// pool_row takes it, and its variant names `bs` (the pipeline holds the constant).
+pub(super) fn pool_bs(bs: u32) -> (&'static str, String) {
+    ("PBS", format!("{bs}u"))
+}
+
 /// paged_attention's partitions a row in the grid: enough for the longest block-table row.
 fn partitions(mb: usize, bs: usize) -> usize {
     (mb * bs).div_ceil(PARTITION).max(1)
@@ -226,7 +232,11 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let (t, hq) = (i[0].shape[0], i[0].shape[1]);
     let (hkv, dh) = (pool.shape[2], pool.shape[3]);
     let p = Params::new(t, hq, pool, bt, scale, eps, half);
-    let consts = vec![("DH4", format!("{}u", dh / 4)), ("NT", format!("{DECODE_NT}u"))];
+    let consts = vec![
+        ("DH4", format!("{}u", dh / 4)),
+        ("NT", format!("{DECODE_NT}u")),
+        pool_bs(p.bs),
+    ];
     if !gated {
         if paged_attention_prefill::takes(b, i[0], bt) && paged_attention_prefill::record(b, op, i, o[0])? {
             return Ok(());
@@ -239,7 +249,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let split = paged_gated_split::takes(b, op, i, o);
     let params = bytemuck::bytes_of(&p);
     let u = DType::U32;
-    let variant = format!("dh{dh}");
+    let variant = format!("dh{dh}bs{}", p.bs);
     let head = || {
         [
             b.source("paged_attention.wgsl"),
@@ -350,7 +360,7 @@ pub(super) fn record_parts(
     let even = i[1].offset % 2 == 0 && i[2].offset % 2 == 0;
     let key = KernelKey {
         entry: "paged_attention",
-        variant: format!("dh{dh}g{g}{}", if even { "e" } else { "" }),
+        variant: format!("dh{dh}g{g}bs{}{}", p.bs, if even { "e" } else { "" }),
         bindings,
     };
     let source = || {

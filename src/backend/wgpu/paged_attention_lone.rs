@@ -6,7 +6,7 @@
 //! does), which batch invariance off allows.
 use super::attention::ld4_with;
 use super::kernel::{atomic, grid, read, write, write_words, Binding, KernelKey};
-use super::paged_attention::Params;
+use super::paged_attention::{pool_bs, Params};
 use super::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -136,7 +136,7 @@ pub(super) fn takes_gated(b: &WgpuBackend, p: &Params, rotary_dim: usize, o: &[&
 pub(super) fn record_gated(b: &WgpuBackend, mut p: Params, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
     let (kp, vp) = (o[1], o[2]);
     p.max_pos = i[5].shape[0] as u32;
-    let consts = [("DH4", format!("{}u", p.dh / 4))];
+    let consts = [("DH4", format!("{}u", p.dh / 4)), pool_bs(p.bs)];
     let f = DType::F32;
     let front = vec![
         read("qg", i[0].dtype),
@@ -217,7 +217,7 @@ pub fn record_rope(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Re
     let mut p = Params::new(1, hq, kp, i[6], scale, eps, rotary_dim / 2);
     p.max_pos = i[3].shape[0] as u32;
     p.wstride = if i[1].shape.len() == 2 { p.dh } else { 0 };
-    let consts = [("DH4", format!("{}u", p.dh / 4))];
+    let consts = [("DH4", format!("{}u", p.dh / 4)), pool_bs(p.bs)];
     let front = vec![
         read("x", i[0].dtype),
         read("w", i[1].dtype),
@@ -264,7 +264,7 @@ fn dispatch(
     ]);
     let key = KernelKey {
         entry: "paged_attention_lone",
-        variant: format!("dh{dh}g{g}{}{}", if even { "e" } else { "" }, prologue.tag()),
+        variant: format!("dh{dh}g{g}bs{}{}{}", p.bs, if even { "e" } else { "" }, prologue.tag()),
         bindings,
     };
     let source = || {

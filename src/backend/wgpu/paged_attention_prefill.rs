@@ -10,6 +10,7 @@ use super::attention::{ld4_with, leaves_idle, plan, prefill_plan, Shape};
 use super::attention_parts;
 use super::attention_prefill::Tile;
 use super::kernel::{read, write, Binding};
+use super::paged_attention::pool_bs;
 use super::WgpuBackend;
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -93,7 +94,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
         ["attention_decode.wgsl", "attention_prefill.wgsl"],
     );
     plan.variant = format!("paged{}_bs{bs}_{}", if even { "e" } else { "" }, plan.variant);
-    plan.consts.push(("PBS", format!("{bs}u")));
+    plan.consts.push(pool_bs(bs as u32));
     let p = Params {
         offs: [0; 8],
         shape: plan.shape(t, hq, hkv, dh, past, scale),

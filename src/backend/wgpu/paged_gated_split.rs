@@ -81,7 +81,7 @@ pub(super) fn record(
             read("seqs", u),
             write("q", DType::F32),
         ],
-        variant: format!("dh{dh}"),
+        variant: format!("dh{dh}bs{}", p.bs),
     };
     // the query norm's tree is wg_sum's over the NT threads
     let q_source = || {
@@ -116,7 +116,7 @@ pub(super) fn record(
             read("seqs", u),
             write("o", o[0].dtype),
         ],
-        variant: String::new(),
+        variant: format!("bs{}", p.bs),
     };
     let out_source = || {
         let mut c = consts.to_vec();
