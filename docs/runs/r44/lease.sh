@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# r43's lease script, run from the repository root with carry [".gl"] (git-ignored: the loader
-# .debs and xz'd binaries built here, `cargo build --release --features hip,cuda --bin wgllm`,
-# the lib test binary from `cargo test --release --features hip,cuda --lib --no-run`):
-# gF = 873a05e (r41's main), gG = c81d3a5 (r42: the paged prefill's key partitions),
-# gI = 44a83f4 (r42's two changes reverted), sweepG = its lib test binary (the attention sweep
-# with a short chunk after a long cached prefix), gJ = 4aa737a (the wide coop GEMM tile and the
-# attention partitions' grid rule; main's kernels at the end of r43).
-# PART=3 ran first (r42's prepared call: lease1-part3.log), then PART=4 (lease2-part4.log).
-# PART=5 (gI against gJ, prefill 2048 and 512 alternated) is the next call: no machine was left.
+# The lease script of r43 and r44, run from the repository root with carry [".gl"] (git-ignored:
+# the loader .debs and xz'd binaries built here, `cargo build --release --features hip,cuda --bin
+# wgllm`, and the lib test binary from `cargo test --release --features hip,cuda --lib --no-run`).
+# r43: gF = 873a05e (r41's main), gG = c81d3a5 (r42: the paged prefill's key partitions), gI =
+# 44a83f4 (r42's two changes reverted), sweepG = its lib test binary, gJ = 4aa737a (the wide coop
+# GEMM tile); PART=3 and PART=4 ran in r43 (docs/runs/r43/), PART=5 never did (PART=6 replaced it).
+# r44: gK = 8023fff (r43's main), gL = 121d4d2 (linear_coop's vec4<f16> staging), gM = ea88de1 (the
+# paged prefill's key partitions), gP = 167b0d8 (COOP_GEMM's K split; bench's three prefill runs),
+# gQ = d1fa5e4 (the paged prefill's rows with PBS), gR = 82cbb2f (every paged kernel's rows with
+# PBS: main's kernels); PART=6 .. PART=11 ran in that order, one call each (docs/runs/r44/callN).
 set -u
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; export XDG_RUNTIME_DIR=/tmp
 R=$PWD; mkdir -p /tmp/w /work && ln -sfn $R /work/main
