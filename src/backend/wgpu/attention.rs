@@ -111,7 +111,7 @@ const FILL_WORKGROUPS: usize = 256;
 
 /// Whether `t` queries over `hq` heads in blocks of `bq` make fewer workgroups than
 /// FILL_WORKGROUPS: the GPU partly idle (a narrower tile, or key partitions, then help).
-pub(super) fn leaves_idle(t: usize, bq: usize, hq: usize) -> bool {
+fn leaves_idle(t: usize, bq: usize, hq: usize) -> bool {
     t.div_ceil(bq) * hq < FILL_WORKGROUPS
 }
 
@@ -259,6 +259,21 @@ impl Plan {
     }
 }
 
+/// `pl` (a prefill's plan for T queries after n_past keys, or a bound on them) with the keys of
+/// each query block in partitions (attention_parts.rs) where its query blocks alone would leave
+/// the GPU idle (fewer workgroups than FILL_WORKGROUPS: a short chunk after a long cache) and the
+/// keys pass PART_KEYS; else `pl` as it is.
+pub(super) fn partitioned(b: &WgpuBackend, pl: Plan, t: usize, n_past: usize, hq: usize, dh: usize) -> Plan {
+    match (pl.tile, attention_parts::part_keys(b, t, n_past, hq, dh)) {
+        (Some((tl, _)), kp) if kp > 0 && leaves_idle(t, tl.bq, hq) => {
+            let mut p = prefill_plan(b, Tile { kp, ..tl }, t, dh);
+            p.parts = attention_parts::parts(t, n_past, kp);
+            p
+        }
+        _ => pl,
+    }
+}
+
 pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> Result<Plan> {
     let dh4 = ("DH4", format!("{}u", dh / 4));
     if t == 1 {
@@ -349,13 +364,7 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     // than FILL_WORKGROUPS); a given tile keeps its own `kp`
     let mut plan = match tile {
         Some(tl) if t > 1 => prefill_plan(b, tl, t, dh),
-        _ => {
-            let pl = plan(b, op, t, hq, dh)?;
-            match (pl.tile, attention_parts::part_keys(b, t, n_past, hq, dh)) {
-                (Some((tl, _)), kp) if kp > 0 && leaves_idle(t, tl.bq, hq) => prefill_plan(b, Tile { kp, ..tl }, t, dh),
-                _ => pl,
-            }
-        }
+        _ => partitioned(b, plan(b, op, t, hq, dh)?, t, n_past, hq, dh),
     };
     let kp = plan.tile.map_or(0, |(tl, _)| tl.kp);
     plan.parts = attention_parts::parts(t, n_past, kp);

@@ -6,9 +6,8 @@
 //! paged_attention's per-row partitions (the invariant kernel every other batch takes) cannot:
 //! it is what a lone request's prefill (`wgllm run` on the engine) needs to be as fast as a
 //! contiguous cache's.
-use super::attention::{ld4_with, leaves_idle, plan, prefill_plan, Shape};
+use super::attention::{ld4_with, partitioned, plan, Shape};
 use super::attention_parts;
-use super::attention_prefill::Tile;
 use super::kernel::{read, write, Binding};
 use super::paged_attention::pool_bs;
 use super::WgpuBackend;
@@ -46,24 +45,15 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     let (q, kp, vp, bt) = (i[0], i[1], i[2], i[3]);
     let (t, hq) = (q.shape[0], q.shape[1]);
     let (nb, bs, hkv, dh) = (kp.shape[0], kp.shape[1], kp.shape[2], kp.shape[3]);
-    let Ok(mut plan) = plan(b, op, t, hq, dh) else {
+    let Ok(plan) = plan(b, op, t, hq, dh) else {
         return Ok(false);
     };
     // the first query's position is on the device (seqs); the table's length in keys bounds it
-    // (the engines size the table to the sequence), and sizes the key partitions' grid
-    // (attention_parts.rs) where the query blocks alone would leave the GPU idle: a short chunk
-    // after a long cache
+    // (the engines size the table to the sequence), and sizes the key partitions' grid where the
+    // query blocks alone would leave the GPU idle: a short chunk after a long cache
     let past = (bt.shape[1] * bs).saturating_sub(t);
-    let mut run = 0;
-    if let Some((tl, _)) = plan.tile {
-        run = attention_parts::part_keys(b, t, past, hq, dh);
-        if run > 0 && leaves_idle(t, tl.bq, hq) {
-            plan = prefill_plan(b, Tile { kp: run, ..tl }, t, dh);
-            plan.parts = attention_parts::parts(t, past, run);
-        } else {
-            run = 0;
-        }
-    }
+    let mut plan = partitioned(b, plan, t, past, hq, dh);
+    let run = plan.tile.map_or(0, |(tl, _)| tl.kp);
     let u = DType::U32;
     let mut bindings: Vec<Binding> = vec![
         read("q", q.dtype),

@@ -68,8 +68,8 @@ const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 4, 1, 32);
 /// COOP_GEMM's, K splits across workgroups (`gemm_shape`).
 const WIDE_FROM: usize = 128;
 
-/// K a workgroup at least where COOP_GEMM splits K to fill the GPU: shorter runs would add more
-/// partials to write and sum than a workgroup's products save.
+/// K a workgroup at least where COOP_GEMM splits K to fill the GPU: two of its K steps, so that a
+/// split's loads of its second step still run under its first step's products (not swept).
 const GEMM_MIN_KC: usize = 128;
 
 /// Whether a linear of `m` x rows takes a cooperative-matrix kernel: operand dtypes it takes
