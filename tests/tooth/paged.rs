@@ -29,8 +29,8 @@ impl PagedTeeth {
             block: Arc::new(Patched::new(
                 "block_index_off_by_one",
                 "paged_pool.wgsl",
-                "ld_bt(tbl + j / p.bs)",
-                "ld_bt(tbl + (j + 1u) / p.bs)",
+                "ld_bt(tbl + j / PBS)",
+                "ld_bt(tbl + (j + 1u) / PBS)",
             )),
             causal: Arc::new(Patched::new(
                 "chunk_causal_mask_dropped",
