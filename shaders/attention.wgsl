@@ -26,6 +26,10 @@ fn prefill_n_past(tid: u32) -> u32 {
     return p.n_past;
 }
 
+// A contiguous cache's rows need nothing a staged block (paged_attention_prefill.wgsl's look
+// their pool block up).
+fn kv_block(k0: u32, kv_end: u32) {}
+
 // Elements off..off + 4 of key row `key` of k (which == 0u) or v (attention_prefill.wgsl's staging).
 fn kv_vec(which: u32, key: u32, off: u32) -> vec4<f32> {
     let i = key * p.hkv * p.dh + off;

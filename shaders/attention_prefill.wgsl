@@ -23,6 +23,7 @@ fn block_elem(which: u32, k0: u32, e: u32, b: QBlock) -> vec4<f32> {
 }
 
 fn load_block(which: u32, tid: u32, k0: u32, b: QBlock) {
+    kv_block(k0, b.kv_end);
     //@pf_load
 }
 

@@ -46,11 +46,30 @@ fn prefill_n_past(tid: u32) -> u32 {
     return w.x;
 }
 
+// The pool row of staged block k0's first key's block, where a staged block lies in one pool
+// block (PBS a multiple of BK): one table lookup a staged block instead of one a staged vec4 (the
+// staging's cost is its instructions, the table loads among them). NO_ROW: a batch seqs does not
+// describe, a block id not in the pool, or a block past the keys (not staged).
+var<private> blk_base: u32;
+
+fn kv_block(k0: u32, kv_end: u32) {
+    if (PBS % BK == 0u) {
+        blk_base = NO_ROW;
+        if (seq_ok && k0 < kv_end) {
+            blk_base = pool_base(k0);
+        }
+    }
+}
+
 // Elements off..off + 4 of key row `key` of the k (which == 0u) or v pool; NaN for a key whose
 // block is not in the pool, or every key of a batch seqs does not describe.
 fn kv_vec(which: u32, key: u32, off: u32) -> vec4<f32> {
     var r = NO_ROW;
-    if (seq_ok) {
+    if (PBS % BK == 0u) {
+        if (blk_base != NO_ROW) {
+            r = blk_base + key % PBS;
+        }
+    } else if (seq_ok) {
         r = pool_row(key);
     }
     if (r == NO_ROW) {

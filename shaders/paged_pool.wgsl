@@ -9,14 +9,23 @@ var<private> nan_bits: u32 = 0x7fc00000u;
 
 const NO_ROW = 0xffffffffu;
 
-// The pool row of key j of this workgroup's sequence; NO_ROW when its block id is not in the pool.
-// The block size is the constant PBS (Params.bs; the kernel's variant names it): a division by a
-// runtime value is a multi-instruction sequence where a constant's is a shift or a multiply, and
-// the prefill tile looks a row up for every staged vec4.
-fn pool_row(j: u32) -> u32 {
+// The pool row of the first key of key j's block (blk * PBS); NO_ROW when the block id is not in
+// the pool. The block size is the constant PBS (Params.bs; the kernel's variant names it): a
+// division by a runtime value is a multi-instruction sequence where a constant's is a shift or a
+// multiply.
+fn pool_base(j: u32) -> u32 {
     let blk = ld_bt(tbl + j / PBS);
     if (blk >= p.nb) {
         return NO_ROW;
     }
-    return blk * PBS + j % PBS;
+    return blk * PBS;
+}
+
+// The pool row of key j of this workgroup's sequence; NO_ROW when its block id is not in the pool.
+fn pool_row(j: u32) -> u32 {
+    let base = pool_base(j);
+    if (base == NO_ROW) {
+        return NO_ROW;
+    }
+    return base + j % PBS;
 }

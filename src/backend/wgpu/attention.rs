@@ -8,7 +8,7 @@
 //! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
 //! workgroup memory fits the device.
 use super::attention_parts;
-use super::attention_prefill::{prefill_source, Tile};
+use super::attention_prefill::{prefill_source, splits, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
@@ -122,9 +122,36 @@ fn tile(b: &WgpuBackend, dh: usize) -> Option<Tile> {
         .find(|t| t.smem(dh) <= b.caps.max_workgroup_storage as usize)
 }
 
-/// The tile for T queries over Hq heads: `tile`, or a narrower one of the same key shape while the
-/// workgroups number fewer than FILL_WORKGROUPS.
+/// Tiles for a device where both run the split score (attention_prefill.rs `Split`: subgroups of
+/// 8 or more): the 64-row 8-key tile where its workgroups fill the GPU, else the 32-row 16-key
+/// tile. At head_dim 128 on an H100 (f32 K/V, GPU us a layer, Hq 16): T 2048 747.9 and 987.8
+/// against TILES[0]'s 827.6 keys-across; T 512 101.1 and 77.6 against TILES' 86.9.
+pub(super) const SPLIT_TILES: [Tile; 2] = [
+    Tile {
+        nt: 128,
+        bq: 64,
+        bk: 8,
+        tn: 1,
+        kp: 0,
+    },
+    TILES[1],
+];
+
+/// SPLIT_TILES' pick for T queries over Hq heads, where `b` runs both split and the first fits.
+fn split_tile(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
+    let fits = |tl: &Tile| tl.smem(dh) <= b.caps.max_workgroup_storage as usize && splits(b, *tl, dh);
+    if !SPLIT_TILES.iter().all(fits) {
+        return None;
+    }
+    Some(SPLIT_TILES[leaves_idle(t, SPLIT_TILES[0].bq, hq) as usize])
+}
+
+/// The tile for T queries over Hq heads: `split_tile` where the device takes it; else `tile`, or a
+/// narrower one of the same key shape while the workgroups number fewer than FILL_WORKGROUPS.
 fn tile_for(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
+    if let Some(tl) = split_tile(b, dh, t, hq) {
+        return Some(tl);
+    }
     let mut pick = tile(b, dh)?;
     for next in TILES {
         let same_keys = (next.bk, next.tn, next.nt) == (pick.bk, pick.tn, pick.nt);
@@ -408,15 +435,16 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
 
 #[cfg(test)]
 mod tests {
-    use super::TILES;
+    use super::{SPLIT_TILES, TILES};
 
     /// Every tile is a shape the generated loop computes, and fits one staged row per thread.
     #[test]
     fn tiles_are_valid() {
-        for t in TILES {
+        for t in TILES.iter().chain(&SPLIT_TILES) {
             assert!(t.valid(), "{t:?}");
         }
-        // the preferred tile fits head_dim 128 in NVIDIA Vulkan's 48 KiB
+        // the preferred tiles fit head_dim 128 in NVIDIA Vulkan's 48 KiB
         assert!(TILES[0].smem(128) <= 48 * 1024);
+        assert!(SPLIT_TILES.iter().all(|t| t.smem(128) <= 48 * 1024));
     }
 }

@@ -135,6 +135,141 @@ fn prefetch(t: Tile, dh4: usize) -> [(&'static str, String); 3] {
     [("pf_decl", decl), ("pf_load", load), ("pf_store", store)]
 }
 
+/// Lanes a query row's head_dim is split over in the split score (`Split`): a subgroup's CT lanes.
+const CD: usize = 8;
+
+/// Whether tile `t` at head_dim `dh` runs the split score on `b` (attention.rs prefers the tiles
+/// it serves best there).
+pub(super) fn splits(b: &WgpuBackend, t: Tile, dh: usize) -> bool {
+    Split::of(t, dh / 4, t.sg(b)).is_some()
+}
+
+/// The `sg` variant's score tile with head_dim split over the CT (= CD) lanes of a row group
+/// instead of the keys: each thread holds its TM query rows' slices of head_dim (vec4s tj + i CD)
+/// in registers for the whole key loop and reads one slice of each key from kv_s, where the
+/// keys-across layout reads TM + TN whole rows from workgroup memory a head_dim step: the
+/// score's workgroup-memory loads a product go from (TM + TN) / (TM TN) to 1 / TM, and the score
+/// phase is bound by those loads (it took twice the P.V phase's time with the same products).
+/// The TM x KG partial dots of a group of KG keys are summed over the CD lanes by a
+/// reduce-scatter of subgroup shuffles (each level halves what a lane holds), which leaves lane tj
+/// NF = 2 of them: indices k = tj NF + s of the (row a, key c) list k = a KG + c. A row's KG / NF
+/// lanes then hold its keys.
+#[derive(Clone, Copy)]
+struct Split {
+    tm: usize,
+    kg: usize,
+    nf: usize,
+}
+
+impl Split {
+    /// Where tile `t` at head_dim / 4 == `dh4` takes the split score: the `sg` variant, CT == CD
+    /// lanes a row group, head_dim a whole number of slices, KG keys a group dividing BK, and at
+    /// most 4 scores a lane a block (TM BK / CD): the 64-row 16-key tile (8, with 16 query vec4s
+    /// in registers) ran 23% slower split than keys-across on an H100, every other tile faster.
+    fn of(t: Tile, dh4: usize, sg: bool) -> Option<Split> {
+        let (tm, nf) = (t.tm(), 2);
+        if !sg || t.ct() != CD || dh4 % CD != 0 || (CD * nf) % tm != 0 || tm * t.bk > 4 * CD {
+            return None;
+        }
+        let kg = CD * nf / tm;
+        (kg >= nf && t.bk % kg == 0 && (kg / nf).is_power_of_two()).then_some(Split { tm, kg, nf })
+    }
+
+    /// The score parts (init's rows and query registers, score_zero, score, mask, row_max,
+    /// softmax, row_sum's head) for `loop_body`.
+    fn parts(self, t: Tile, dh4: usize) -> [String; 7] {
+        let Split { tm, kg, nf } = self;
+        let (rt, ni, groups) = (t.rt(), dh4 / CD, t.bk / kg);
+        // a lane's row (a = tj NF / KG) and its first key in each group (c = tj NF % KG)
+        let mut init = format!(
+            "let rm = ti + ((tj * {nf}u) / {kg}u) * {rt}u;\nlet cm = (tj * {nf}u) % {kg}u;\nvar mm = NEG;\nvar lm = 0.0;\n"
+        );
+        // q_s is read here, before the loop's first barrier: the Q tile's staging (and the kernel's
+        // prefill_prepare) must be done
+        init += "workgroupBarrier();\n";
+        for a in 0..tm {
+            for i in 0..ni {
+                init += &format!("let q{a}_{i} = q_s[(ti + {}u) * QS + tj + {}u];\n", a * rt, i * CD);
+            }
+        }
+        let cells = || (0..groups).flat_map(move |g| (0..nf).map(move |s| (g, s)));
+        let score_zero: String = cells().map(|(g, s)| format!("var s{g}_{s} = 0.0;\n")).collect();
+        let mut score = String::new();
+        for g in 0..groups {
+            score += "{\n";
+            for c in 0..kg {
+                score += "    {\n";
+                for i in 0..ni {
+                    score += &format!("        let k{i} = kv_s[{}u * QS + tj + {}u];\n", g * kg + c, i * CD);
+                }
+                for a in 0..tm {
+                    let dots: Vec<String> = (0..ni).map(|i| format!("dot(q{a}_{i}, k{i})")).collect();
+                    score += &format!("        x{} = {};\n", a * kg + c, dots.join(" + "));
+                }
+                score += "    }\n";
+            }
+            // reduce-scatter: at lane bit m a lane keeps one half of its list (the upper where
+            // the bit is set) plus its partner's copy of that half
+            let (mut n, mut m) = (tm * kg, CD / 2);
+            while n > nf {
+                let half = n / 2;
+                score += &format!("    let up{m} = (tj & {m}u) != 0u;\n");
+                for k in 0..half {
+                    let (lo, hi) = (format!("x{k}"), format!("x{}", k + half));
+                    score += &format!(
+                        "    x{k} = select({lo}, {hi}, up{m}) + subgroupShuffleXor(select({hi}, {lo}, up{m}), {m}u);\n"
+                    );
+                }
+                n = half;
+                m /= 2;
+            }
+            for s in 0..nf {
+                score += &format!("    s{g}_{s} = x{s};\n");
+            }
+            score += "}\n";
+        }
+        let decl: String = (0..tm * kg).map(|k| format!("var x{k} = 0.0;\n")).collect();
+        score = decl + &score;
+        let mask: String = cells()
+            .map(|(g, s)| format!("if (k0 + cm + {}u > b.pos0 + rm) {{ s{g}_{s} = NEG; }}\n", g * kg + s))
+            .collect();
+        // a row's lanes: KG / NF consecutive ones
+        let across = |v: &str, op: fn(&str, &str) -> String| -> String {
+            let mut s = String::new();
+            let mut d = 1;
+            while d < kg / nf {
+                s += &format!("{v} = {};\n", op(v, &format!("subgroupShuffleXor({v}, {d}u)")));
+                d *= 2;
+            }
+            s
+        };
+        let mx = cells().fold("mm".to_string(), |acc, (g, s)| format!("max({acc}, s{g}_{s})"));
+        let row_max = format!("var xm = {mx};\n") + &across("xm", |x, y| format!("max({x}, {y})"));
+        let mut softmax = String::from("let alm = exp(mm - xm);\nmm = xm;\n");
+        let mut sum = Vec::new();
+        for (g, s) in cells() {
+            softmax += &format!("let e{g}_{s} = exp(s{g}_{s} - xm);\n");
+            softmax += &format!("p_s[(cm + {}u) * PS + rm / 4u][rm % 4u] = e{g}_{s};\n", g * kg + s);
+            sum.push(format!("e{g}_{s}"));
+        }
+        softmax += &format!("lm = lm * alm + ({});\n", sum.join(" + "));
+        softmax += &format!(
+            "if (tj % {}u == 0u) {{\n    a_s[rm / 4u][rm % 4u] = alm;\n}}\n",
+            kg / nf
+        );
+        let mut row_sum = across("lm", |x, y| format!("{x} + {y}"));
+        row_sum += &format!(
+            "if (tj % {}u == 0u) {{\n    a_s[rm / 4u][rm % 4u] = 1.0 / lm;\n",
+            kg / nf
+        );
+        if t.kp > 0 {
+            row_sum += "    if (rm < b.tn) { prefill_stats(b, rm, mm, lm); }\n";
+        }
+        row_sum += "}\n";
+        [init, score_zero, score, mask, row_max, softmax, row_sum]
+    }
+}
+
 /// `src` (attention_prefill_loop.wgsl after `select_sg`) with its `//@` lines generated for tile
 /// `t` at head_dim / 4 == `dh4`.
 fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
@@ -153,17 +288,18 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
     for c in 0..tn {
         init += &format!("let kr{c} = (tj + {}u) * QS;\n", c * ct);
     }
+    let mut outs_init = String::new();
     for v in 0..tv {
         // a column past the row (head_dim / 4 not a multiple of CV) reads the last one; its
         // result is not stored
-        init += &if (v + 1) * cv > dh4 {
+        outs_init += &if (v + 1) * cv > dh4 {
             format!("let cv{v} = min(pc + {}u, DH4 - 1u);\n", v * cv)
         } else {
             format!("let cv{v} = pc + {}u;\n", v * cv)
         };
     }
     for (i, v) in outs() {
-        init += &format!("var o{i}_{v} = vec4<f32>(0.0);\n");
+        outs_init += &format!("var o{i}_{v} = vec4<f32>(0.0);\n");
     }
     let score_zero: String = cells().map(|(a, c)| format!("var s{a}_{c} = 0.0;\n")).collect();
     // head_dim in trips of `u` vec4s (each step its own block of loads, then the dots)
@@ -271,8 +407,13 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
         }
         out += "}\n";
     }
+    let mut score_parts = [init, score_zero, score, mask, row_max, softmax, row_sum];
+    if let Some(sp) = Split::of(t, dh4, sg) {
+        score_parts = sp.parts(t, dh4);
+    }
+    let [init, score_zero, score, mask, row_max, softmax, row_sum] = score_parts;
     let parts = [
-        ("init", init),
+        ("init", init + &outs_init),
         ("score_zero", score_zero),
         ("score", score),
         ("mask", mask),
@@ -284,4 +425,21 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
         ("out", out),
     ];
     fill(src, &parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::attention::{SPLIT_TILES, TILES};
+    use super::Split;
+
+    /// The split score takes the tiles attention.rs prefers for it (head_dim 128, subgroups), and
+    /// not the 64-row 16-key tile it ran slower on.
+    #[test]
+    fn split_takes_its_tiles() {
+        for t in SPLIT_TILES {
+            assert!(Split::of(t, 32, true).is_some(), "{t:?}");
+            assert!(Split::of(t, 32, false).is_none(), "{t:?}");
+        }
+        assert!(Split::of(TILES[0], 32, true).is_none());
+    }
 }
