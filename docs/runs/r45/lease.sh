@@ -124,5 +124,14 @@ elif [ "${PART}" = 17 ]; then
   for b in gR gV; do run $b --shape qwen3-0.6b --quant q4_k --decode 128 --prefill 2048; done
   for b in gR gV; do run $b --shape qwen3.5-0.8b --decode 128 --prefill 2048; done
   echo "=== gV batch 64 $(t)"; timeout 120 /tmp/w/gV bench --device wgpu:nvidia --shape qwen3-0.6b --batch 64 --prompt-len 128 --gen-len 128 --kv-dtype f16 2>&1 | grep -E "batch +[0-9]+:|error" | head -2
+elif [ "${PART}" = 18 ]; then
+  # r45: where gV's paged prefill attention (the split score) spends its time: shader copies that
+  # drop the score (P1), P.V (P2), the staging's global loads (P4), both products (P5)
+  for v in P0 P1 P2 P4 P5 P0; do
+    echo "=== $v prefill $(t)"
+    if [ $v = P0 ]; then unset WGLLM_SHADER_DIR; else export WGLLM_SHADER_DIR=$R/.gl/sd/$v; fi
+    timeout 100 /tmp/w/gV bench --device wgpu:nvidia --shape qwen3-0.6b --decode 8 --prefill 2048 --profile 2>&1 | grep -E "prefill 2048|attention_prefill |error" | head -4
+  done
+  unset WGLLM_SHADER_DIR
 fi
 echo "=== done $(t)"
