@@ -5,8 +5,9 @@
 //!           key blocks staged in workgroup memory, online softmax (flash-attention style).
 //! The key loops are shaders/attention_decode_loop.wgsl and attention_prefill_loop.wgsl, shared
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
-//! compile-time constant (in the variant); the prefill tile shape is the largest of `TILES` whose
-//! workgroup memory fits the device.
+//! compile-time constant (in the variant); the prefill tile shape is `SPLIT_TILES`' pick on a
+//! device with subgroups of 8 or more and the workgroup memory for both, else the largest of
+//! `TILES` whose workgroup memory fits.
 use super::attention_parts;
 use super::attention_prefill::{prefill_source, splits, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
@@ -105,8 +106,10 @@ fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
 
 /// Below this many workgroups (query blocks x query heads) a prefill takes the next tile that
 /// differs only in having fewer query rows: a 64-row tile would leave most of a large GPU idle at
-/// short prompts (T = 512 with 16 heads: 128 workgroups of 4 warps for the H200's 132 SMs). Same
-/// keys a block and a thread means the same order of sums for every row whichever is picked.
+/// short prompts (T = 512 with 16 heads: 128 workgroups of 4 warps for the H200's 132 SMs). In
+/// TILES, same keys a block and a thread means the same order of sums for every row whichever is
+/// picked; SPLIT_TILES' two differ in keys a block (the softmax's running sums), so a row's bits
+/// there depend on which one T picks, as they do on key partitions.
 const FILL_WORKGROUPS: usize = 256;
 
 /// Whether `t` queries over `hq` heads in blocks of `bq` make fewer workgroups than
