@@ -1,8 +1,11 @@
 //! What an op moves and computes at least, for `--profile`'s fraction of the bound: the bytes it
 //! must read and write once (operands, but of a table or a cache only the rows it touches) and its
 //! multiply-add FLOPs where it has a product worth counting (linear, attention). Host-side, from
-//! the `OpDesc`: an op whose touched rows live in device data (the paged ops' sequence lengths)
-//! says 0 bytes, "not known here", rather than a guess.
+//! the `OpDesc`: an op whose touched rows live in device data says 0 bytes, "not known here",
+//! rather than a guess. The paged ops of one sequence (a lone prefill chunk or decode step) count
+//! its block table's keys: the engines size the table to the sequence, so that is its keys or at
+//! most a block more (a bound, as their kernels' partition grids take it); of several sequences,
+//! where the rows' split lives in seqs alone, 0.
 use super::{Op, OpDesc, TensorDesc};
 
 /// (bytes, FLOPs) of one op; 0 bytes where the host cannot tell.
@@ -69,10 +72,48 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
             let bytes = all(&i[..4]) + o[0].nbytes() as f64 + cache(&o[1]) + cache(&o[2]);
             (bytes, 4.0 * (hq * dh * keys) as f64)
         }
-        // the keys a query reads are in the sequences' table on the device
-        Op::PagedAttention { .. } | Op::PagedGatedAttention { .. } | Op::RmsNormRopeKvAttention { .. } => (0.0, 0.0),
+        // q, the pools, block_tables, seqs -> o
+        Op::PagedAttention { .. } => match lone(o[0].shape[0], &i[1], &i[3], o[0].shape[1]) {
+            Some((kv, flops)) => (i[0].nbytes() as f64 + kv + all(&i[3..]) + all(o), flops),
+            None => (0.0, 0.0),
+        },
+        // x, w, pos, cos, sin, slots, block_tables, seqs -> o, the pools (rms_norm_rope_kv's rows,
+        // then the attention's)
+        Op::RmsNormRopeKvAttention { .. } => match lone(o[0].shape[0], &o[1], &i[6], o[0].shape[1]) {
+            Some((kv, flops)) => {
+                let t = i[0].shape[0];
+                let tables = rows(&i[3], t) + rows(&i[4], t);
+                let front = all(&i[..3]) + tables + all(&i[5..]);
+                (front + 2.0 * kv_rows(&o[1], t) + kv + o[0].nbytes() as f64, flops)
+            }
+            None => (0.0, 0.0),
+        },
+        // qg, k, v, q_norm, k_norm, cos, sin, block_tables, seqs -> o, the pools
+        Op::PagedGatedAttention { .. } => match lone(o[0].shape[0], &o[1], &i[7], o[0].shape[1]) {
+            Some((kv, flops)) => {
+                let t = i[0].shape[0];
+                let tables = rows(&i[5], t) + rows(&i[6], t);
+                let front = all(&i[..5]) + tables + all(&i[7..]);
+                (front + 2.0 * kv_rows(&o[1], t) + kv + o[0].nbytes() as f64, flops)
+            }
+            None => (0.0, 0.0),
+        },
         _ => (dflt, 0.0),
     }
+}
+
+/// A paged op over one sequence: T query rows over Hq heads reading `pool`'s keys through a
+/// block table `bt` [1, MB]; (bytes of the key and value rows, FLOPs) with the table's MB * BS keys
+/// as the sequence's (the last row at the last of them); None for a batch of several sequences.
+fn lone(t: usize, pool: &TensorDesc, bt: &TensorDesc, hq: usize) -> Option<(f64, f64)> {
+    if bt.shape[0] != 1 {
+        return None;
+    }
+    let keys = bt.shape[1] * pool.shape[1];
+    let past = keys.saturating_sub(t);
+    let reads: usize = (0..t).map(|q| (past + q + 1).min(keys)).sum();
+    let dh = pool.shape[3];
+    Some((2.0 * kv_rows(pool, keys), 4.0 * (hq * dh * reads) as f64))
 }
 
 /// Bytes of `t` pool rows of a KV pool [NB, BS, Hkv, Dh].
@@ -106,5 +147,35 @@ mod tests {
             vec![d(DType::F32, &[1, 4, 4])],
         );
         assert_eq!(traffic(&att), ((64 + 2 * 3 * 32 + 64) as f64, (4 * 4 * 4 * 3) as f64));
+    }
+
+    /// A lone sequence's paged prefill counts its table's keys (2 blocks of 4: 8), its last row at
+    /// the last key; a batch of two says "not known".
+    #[test]
+    fn paged_counts_a_lone_sequences_table() {
+        let d = |dt, s: &[usize]| TensorDesc::new(dt, s);
+        let op = Op::PagedAttention {
+            scale: 1.0,
+            block_size: 4,
+        };
+        let pool = d(DType::F16, &[10, 4, 2, 4]);
+        let desc = |s: usize| {
+            OpDesc::new(
+                op.clone(),
+                vec![
+                    d(DType::F32, &[3, 4, 4]),
+                    pool.clone(),
+                    pool.clone(),
+                    d(DType::U32, &[s, 2]),
+                    d(DType::U32, &[s, 3]),
+                ],
+                vec![d(DType::F32, &[3, 4, 4])],
+            )
+        };
+        // rows at positions 5, 6, 7: 6 + 7 + 8 keys of Hq 4 x Dh 4; K and V rows of 8 keys x 2 x 4 f16
+        let (q, kv, bt, seqs) = (3 * 16 * 4, 2 * 8 * 8 * 2, 2 * 4, 3 * 4);
+        let want = ((q + kv + bt + seqs + q) as f64, (4 * 4 * 4 * (6 + 7 + 8)) as f64);
+        assert_eq!(traffic(&desc(1)), want);
+        assert_eq!(traffic(&desc(2)), (0.0, 0.0));
     }
 }
