@@ -56,7 +56,9 @@ fn kv_block(k0: u32, kv_end: u32) {
     if (PBS % BK == 0u) {
         blk_base = NO_ROW;
         if (seq_ok && k0 < kv_end) {
-            blk_base = pool_base(k0);
+            // any key of the staged block names the pool block; its last in range, as the
+            // per-key lookups' last
+            blk_base = pool_base(min(k0 + BK, kv_end) - 1u);
         }
     }
 }

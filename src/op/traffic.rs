@@ -77,27 +77,25 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
             Some((kv, flops)) => (i[0].nbytes() as f64 + kv + all(&i[3..]) + all(o), flops),
             None => (0.0, 0.0),
         },
-        // x, w, pos, cos, sin, slots, block_tables, seqs -> o, the pools (rms_norm_rope_kv's rows,
-        // then the attention's)
-        Op::RmsNormRopeKvAttention { .. } => match lone(o[0].shape[0], &o[1], &i[6], o[0].shape[1]) {
-            Some((kv, flops)) => {
-                let t = i[0].shape[0];
-                let tables = rows(&i[3], t) + rows(&i[4], t);
-                let front = all(&i[..3]) + tables + all(&i[5..]);
-                (front + 2.0 * kv_rows(&o[1], t) + kv + o[0].nbytes() as f64, flops)
+        // the fused ops: x, w, pos, cos, sin, slots, block_tables, seqs (rms_norm_rope_kv_attention)
+        // or qg, k, v, q_norm, k_norm, cos, sin, block_tables, seqs (paged_gated_attention) -> o,
+        // the pools: the front's inputs, the tables' rows of the T tokens, the new rows written,
+        // then the attention's reads
+        Op::RmsNormRopeKvAttention { .. } | Op::PagedGatedAttention { .. } => {
+            let cos = if matches!(desc.op, Op::RmsNormRopeKvAttention { .. }) {
+                3
+            } else {
+                5
+            };
+            match lone(o[0].shape[0], &o[1], &i[i.len() - 2], o[0].shape[1]) {
+                Some((kv, flops)) => {
+                    let t = i[0].shape[0];
+                    let front = all(&i[..cos]) + rows(&i[cos], t) + rows(&i[cos + 1], t) + all(&i[cos + 2..]);
+                    (front + 2.0 * kv_rows(&o[1], t) + kv + o[0].nbytes() as f64, flops)
+                }
+                None => (0.0, 0.0),
             }
-            None => (0.0, 0.0),
-        },
-        // qg, k, v, q_norm, k_norm, cos, sin, block_tables, seqs -> o, the pools
-        Op::PagedGatedAttention { .. } => match lone(o[0].shape[0], &o[1], &i[7], o[0].shape[1]) {
-            Some((kv, flops)) => {
-                let t = i[0].shape[0];
-                let tables = rows(&i[5], t) + rows(&i[6], t);
-                let front = all(&i[..5]) + tables + all(&i[7..]);
-                (front + 2.0 * kv_rows(&o[1], t) + kv + o[0].nbytes() as f64, flops)
-            }
-            None => (0.0, 0.0),
-        },
+        }
         _ => (dflt, 0.0),
     }
 }
