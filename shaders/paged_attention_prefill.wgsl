@@ -46,8 +46,8 @@ fn prefill_n_past(tid: u32) -> u32 {
     return w.x;
 }
 
-// The pool row of staged block k0's first key's block, where a staged block lies in one pool
-// block (PBS a multiple of BK): one table lookup a staged block instead of one a staged vec4 (the
+// The first pool row of the pool block holding staged block k0, where a staged block lies in one
+// pool block (PBS a multiple of BK): one table lookup a staged block instead of one a staged vec4 (the
 // staging's cost is its instructions, the table loads among them). NO_ROW: a batch seqs does not
 // describe, a block id not in the pool, or a block past the keys (not staged).
 var<private> blk_base: u32;
