@@ -8,7 +8,7 @@
 //! contiguous cache's.
 use super::attention::{ld4_with, partitioned, plan, Shape};
 use super::attention_parts;
-use super::kernel::{read, write, Binding};
+use super::kernel::{read, read4, write, Binding};
 use super::paged_attention::pool_bs;
 use super::WgpuBackend;
 use crate::backend::BatchInvariance;
@@ -29,6 +29,14 @@ struct Params {
     pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<Params>() == 80);
+
+/// `fn ld4_{name}(i) -> vec4<f32>`: elements i..i+4 of an f32 binding at `slot` bound as vec4
+/// words (`read4`), its element offset and every i a multiple of 4 (a pool row is head_dim floats,
+/// head_dim a multiple of 4: attention's `supports`).
+fn ld4_wide(name: &str, slot: usize) -> String {
+    let off = format!("p.offs[{}u][{}u]", slot / 4, slot % 4);
+    format!("fn ld4_{name}(i: u32) -> vec4<f32> {{ return bitcast<vec4<f32>>({name}_v4[({off} + i) >> 2u]); }}\n")
+}
 
 /// Whether paged_attention with query `q` and block tables `bt` takes this kernel: batch
 /// invariance off, one sequence, more than one query row.
@@ -55,10 +63,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     let mut plan = partitioned(b, plan, t, past, hq, dh);
     let run = plan.tile.map_or(0, |(tl, _)| tl.kp);
     let u = DType::U32;
+    // f32 pools whose rows start on 16 bytes are read a vec4 a load (`ld4_wide`), where the word
+    // binding takes four loads the compiler cannot merge (it does not know the index's alignment)
+    let wide = [kp, vp].iter().all(|x| x.dtype == DType::F32 && x.offset % 4 == 0);
+    let pool = |name, dt| if wide { read4(name, dt) } else { read(name, dt) };
     let mut bindings: Vec<Binding> = vec![
         read("q", q.dtype),
-        read("k", kp.dtype),
-        read("v", vp.dtype),
+        pool("k", kp.dtype),
+        pool("v", vp.dtype),
         read("bt", u),
         read("seqs", u),
         write("o", o.dtype),
@@ -67,7 +79,10 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     let even = kp.offset % 2 == 0 && vp.offset % 2 == 0;
     let mut helpers = b.source("paged_pool.wgsl").to_string();
     for (s, bd) in bindings.iter().take(3).enumerate() {
-        helpers += &ld4_with(bd.name, s, bd.dtype, s > 0 && even);
+        helpers += &match s > 0 && wide {
+            true => ld4_wide(bd.name, s),
+            false => ld4_with(bd.name, s, bd.dtype, s > 0 && even),
+        };
     }
     let scratch = match run > 0 {
         false => None,
@@ -83,7 +98,14 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
         &helpers,
         ["attention_decode.wgsl", "attention_prefill.wgsl"],
     );
-    plan.variant = format!("paged{}_bs{bs}_{}", if even { "e" } else { "" }, plan.variant);
+    let layout = if wide {
+        "w"
+    } else if even {
+        "e"
+    } else {
+        ""
+    };
+    plan.variant = format!("paged{layout}_bs{bs}_{}", plan.variant);
     plan.consts.push(pool_bs(bs as u32));
     let p = Params {
         offs: [0; 8],
