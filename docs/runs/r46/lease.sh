@@ -3,8 +3,9 @@
 # .debs, xz'd binaries built here with `cargo build --release --features hip,cuda --bin wgllm`, and
 # for PART 2 the shader copy .gl/sdL): gW = a239199 (r45's main), gX = gW + the prefill attention
 # on cooperative matrices (coop-attention.patch's first commit), gY = gX + its second (loops of a
-# constant count). PART 1 ran (call1-part1.log); PART 2 (sdL: gY's shaders with each softmax row
-# on one lane) got no machine.
+# constant count), gZ = 4194b6d (gW + the paged prefill's f32 pools read a vec4 a load). PART 1 ran
+# (call1-part1.log); PART 2 (sdL: gY's shaders with each softmax row on one lane) and PART 3 got
+# no machine; PART 4, PART 3 cut to the device time left, ran (call2-part4.log).
 set -u
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig; export XDG_RUNTIME_DIR=/tmp
 R=$PWD; mkdir -p /tmp/w
@@ -21,11 +22,22 @@ if [ "${PART}" = 1 ]; then
   for b in gW gY; do run $b --shape qwen3-0.6b --quant q4_k --decode 8 --prefill 2048; done
   for b in gW gY; do echo "=== $b depth 4096 $(t)"; timeout 150 /tmp/w/$b bench --device wgpu:nvidia --shape qwen3-0.6b --decode 8 --prefill 64,256 --depth 4096 2>&1 | grep -E "prefill|error" | head -4; done
 fi
+if [ "${PART}" = 3 ]; then
+  # gZ = gW + paged_attention_prefill's f32 pools read a vec4 a load (read4 bindings)
+  echo "=== gZ parity paged $(t)"; timeout 100 /tmp/w/gZ parity --device wgpu:nvidia --filter "paged_attention[" 2>&1 | grep -E "FAIL|passed" | cut -c1-220 | tail -4
+  for P in "--prefill 2048" "--prefill 512"; do for b in gW gZ gW gZ gW gZ; do run $b --shape qwen3-0.6b --decode 8 $P; done; done
+  for b in gW gZ; do echo "=== $b depth 4096 $(t)"; timeout 150 /tmp/w/$b bench --device wgpu:nvidia --shape qwen3-0.6b --decode 8 --prefill 64,256 --depth 4096 2>&1 | grep -E "prefill|error" | head -4; done
+  echo "=== gZ profile 2048 $(t)"; timeout 120 /tmp/w/gZ bench --device wgpu:nvidia --shape qwen3-0.6b --decode 8 --prefill 2048 --profile 2>&1 | tee ${OUT:-/tmp}/gZ-profile.log | grep -A4 "prefill 2048: wall"
+  PART=2
+fi
 if [ "${PART}" = 2 ]; then
-  # gY's kernel as it is, then with each softmax row on one lane (sdL: lanes >= T idle), on the
-  # cases that went red in PART 1
   for v in "" sdL; do
     sd=""; [ -n "$v" ] && sd=$R/.gl/$v
-    echo "=== gY ${v:-as is} parity $(t)"; env ${sd:+WGLLM_SHADER_DIR=$sd} timeout 120 /tmp/w/gY parity --device wgpu:nvidia --filter "attention[f32" 2>&1 | grep -E "FAIL|passed" | cut -c1-220 | tail -6
+    echo "=== gY ${v:-as is} parity $(t)"; env ${sd:+WGLLM_SHADER_DIR=$sd} timeout 120 /tmp/w/gY parity --device wgpu:nvidia --filter "attention[f32" 2>&1 | grep -E "FAIL|passed" | cut -c1-220 | tail -4
   done
+fi
+if [ "${PART}" = 4 ]; then
+  # PART 3 cut to the device time left: gZ's paged parity, gW / gZ alternated
+  echo "=== gZ parity paged $(t)"; timeout 60 /tmp/w/gZ parity --device wgpu:nvidia --filter "paged_attention[kvf32" 2>&1 | grep -E "FAIL|passed" | cut -c1-220 | tail -4
+  for P in "--prefill 2048" "--prefill 512"; do for b in gW gZ gW gZ; do run $b --shape qwen3-0.6b --decode 8 $P; done; done
 fi
