@@ -1,7 +1,8 @@
 //! `wgllm bench` through the built binary on the tiny model (cpu): decode is timed as llama-bench
 //! times its tg test, so the figures beside llama.cpp's compare like with like: untimed runs for at
-//! least a second, then three timed runs whose mean is the figure, each run in the JSON; each
-//! prefill length likewise, after one untimed run.
+//! least a second, then three timed runs whose mean is the figure (the last three once they agree,
+//! the unsteady ones before them counted), each run in the JSON; each prefill length likewise,
+//! after one untimed run.
 use std::path::Path;
 use std::process::Command;
 
@@ -50,6 +51,7 @@ fn decode_is_the_mean_of_three_runs_after_a_warm_up() {
     let d = &v["decode"];
     mean_of_three_runs(d);
     assert!(d["warm_up_s"].as_f64().unwrap() >= 1.0, "{d}");
+    assert!(d["unsteady_runs"].as_u64().is_some_and(|n| n <= 12), "{d}");
     assert!(stdout.contains("3 runs after"), "{stdout}");
     mean_of_three_runs(&v["prefill"][0]);
     assert_eq!(v["prefill"][0]["tokens"], 8, "{}", v["prefill"]);

@@ -79,6 +79,12 @@ const WARM_S: f64 = 1.0;
 /// sat idle can take longer than WARM_S to reach its clocks, and the timed runs then climb.
 const WARM_AGREE: f64 = 0.02;
 const WARM_MAX_S: f64 = 10.0;
+/// The timed decode runs reported are the last DECODE_REPS once they agree within this fraction
+/// (their spread, max - min, over their mean), with at most STEADY_MAX_EXTRA more runs timed
+/// before them: a GPU's clocks can still move after a steady warm-up (r47's first bench of a call
+/// read ± 126 tok/s, its next ± 8), and a mean over climbing runs would be no figure of the code.
+const STEADY_AGREE: f64 = 0.03;
+const STEADY_MAX_EXTRA: usize = 12;
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.op.op.is_some() {
@@ -198,10 +204,12 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         }
     }
     let warm_s = warm.elapsed().as_secs_f64();
-    let reps = (0..DECODE_REPS)
-        .map(|_| decode_run(&mut e))
-        .collect::<Result<Vec<f64>>>()?;
+    let (reps, unsteady) = steady_runs(|| decode_run(&mut e), DECODE_REPS, STEADY_AGREE, STEADY_MAX_EXTRA)?;
     let (decode_tps, decode_sd) = mean_sd(&reps);
+    let dropped = match unsteady {
+        0 => String::new(),
+        n => format!(", {n} unsteady before them"),
+    };
     let avg_ctx = (16 + 8 + a.decode / 2) as f64;
     let kv_bytes = crate::model::arch::state_bytes_per_token(&c, avg_ctx);
     let bytes_per_tok = e.weights.decode_bytes() as f64 + kv_bytes;
@@ -216,7 +224,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let frac = bw.map(|bw| decode_tps * bytes_per_tok / bw);
     println!(
-        "  decode batch 1: {decode_tps:.1} ± {decode_sd:.1} tokens/s ({:.3} ms/token; {DECODE_REPS} runs after {:.1} s of warm-up){}",
+        "  decode batch 1: {decode_tps:.1} ± {decode_sd:.1} tokens/s ({:.3} ms/token; {DECODE_REPS} runs after {:.1} s of warm-up{dropped}){}",
         1e3 / decode_tps,
         warm_s,
         frac.map(|f| format!(", {:.1}% of the bandwidth limit", 100.0 * f))
@@ -298,7 +306,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
     let out = json!({
         "model": label, "device": dev_name, "read_bandwidth_gbs": bw.map(|b| b / 1e9),
-        "decode": {"tokens_per_s": decode_tps, "tokens_per_s_runs": reps, "warm_up_s": warm_s, "cpu_record_ms": record_ms, "cpu_submit_ms": submit_ms, "sync_wait_ms": wait_ms, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
+        "decode": {"tokens_per_s": decode_tps, "tokens_per_s_runs": reps, "unsteady_runs": unsteady, "warm_up_s": warm_s, "cpu_record_ms": record_ms, "cpu_submit_ms": submit_ms, "sync_wait_ms": wait_ms, "bytes_per_token": bytes_per_tok, "fraction_of_bandwidth_limit": frac, "steps": a.decode},
         "prefill": prefill, "profile": prof,
     });
     if let Some(p) = &a.json {
@@ -329,6 +337,35 @@ fn run_prefill(e: &mut Engine, past: &[u32], p: &[u32], profile: bool) -> Result
 }
 
 /// The mean of `v` and its sample standard deviation (0 for one value).
+/// Runs `run` until its last `n` results agree within `agree` (max - min over their mean) or
+/// `max_extra` results past the first `n` were dropped; the last `n` and how many came before them.
+fn steady_runs(
+    mut run: impl FnMut() -> Result<f64>,
+    n: usize,
+    agree: f64,
+    max_extra: usize,
+) -> Result<(Vec<f64>, usize)> {
+    let mut last: Vec<f64> = Vec::with_capacity(n + 1);
+    let mut dropped = 0;
+    loop {
+        last.push(run()?);
+        if last.len() > n {
+            last.remove(0);
+            dropped += 1;
+        }
+        if last.len() < n {
+            continue;
+        }
+        let (lo, hi) = last
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        let mean = last.iter().sum::<f64>() / n as f64;
+        if hi - lo <= agree * mean || dropped >= max_extra {
+            return Ok((last, dropped));
+        }
+    }
+}
+
 fn mean_sd(v: &[f64]) -> (f64, f64) {
     let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
     let var = v.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64;
@@ -357,4 +394,32 @@ fn profile_of_engine(
 /// Dispatches one decode step records (0 where the device does not batch work into submits).
 fn dispatches_per_step(e: &Engine) -> u64 {
     e.dev.last_submit_dispatches().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::steady_runs;
+
+    fn from(v: &[f64]) -> impl FnMut() -> crate::error::Result<f64> + '_ {
+        let mut i = 0;
+        move || {
+            i += 1;
+            Ok(v[i - 1])
+        }
+    }
+
+    #[test]
+    fn steady_runs_wait_for_agreeing_runs() {
+        // already steady: the first three
+        let (r, d) = steady_runs(from(&[100.0, 101.0, 100.5]), 3, 0.03, 12).unwrap();
+        assert_eq!((r, d), (vec![100.0, 101.0, 100.5], 0));
+        // climbing clocks: the runs before the plateau are dropped
+        let v = [550.0, 630.0, 740.0, 800.0, 806.0, 803.0, 0.0];
+        let (r, d) = steady_runs(from(&v), 3, 0.03, 12).unwrap();
+        assert_eq!((r, d), (vec![800.0, 806.0, 803.0], 3));
+        // never steady: stops after max_extra dropped runs with the last three
+        let v = [100.0, 200.0, 100.0, 200.0, 100.0, 200.0];
+        let (r, d) = steady_runs(from(&v), 3, 0.03, 2).unwrap();
+        assert_eq!((r, d), (vec![100.0, 200.0, 100.0], 2));
+    }
 }
