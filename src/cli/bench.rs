@@ -81,8 +81,8 @@ const WARM_AGREE: f64 = 0.02;
 const WARM_MAX_S: f64 = 10.0;
 /// The timed decode runs reported are the last DECODE_REPS once they agree within this fraction
 /// (their spread, max - min, over their mean), with at most STEADY_MAX_EXTRA more runs timed
-/// before them: a GPU's clocks can still move after a steady warm-up (r47's first bench of a call
-/// read ± 126 tok/s, its next ± 8), and a mean over climbing runs would be no figure of the code.
+/// before them: a GPU's clocks can still move after a steady warm-up, and a mean over runs that
+/// climb would be no figure of the code.
 const STEADY_AGREE: f64 = 0.03;
 const STEADY_MAX_EXTRA: usize = 12;
 
@@ -336,7 +336,6 @@ fn run_prefill(e: &mut Engine, past: &[u32], p: &[u32], profile: bool) -> Result
     Ok((t0.elapsed().as_secs_f64(), cache.len()))
 }
 
-/// The mean of `v` and its sample standard deviation (0 for one value).
 /// Runs `run` until its last `n` results agree within `agree` (max - min over their mean) or
 /// `max_extra` results past the first `n` were dropped; the last `n` and how many came before them.
 fn steady_runs(
@@ -366,6 +365,7 @@ fn steady_runs(
     }
 }
 
+/// The mean of `v` and its sample standard deviation (0 for one value).
 fn mean_sd(v: &[f64]) -> (f64, f64) {
     let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
     let var = v.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64;
