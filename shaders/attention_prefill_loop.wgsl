@@ -2,9 +2,12 @@
 // attention_prefill (attention_prefill.wgsl) and gated_attention_prefill
 // (gated_attention_prefill.wgsl); attention.rs and gated_attention.rs put it in front of the
 // kernel. One workgroup of NT threads per (block of BQ queries, query head h): query t sits at
-// position n_past + t and sees keys 0..=n_past + t; query head h reads kv head h / group.
+// position n_past + t and sees keys 0..=n_past + t; query head h reads kv head h / group. With
+// HG > 1 (a kv group's heads paired, attention.rs PAIR_TILE) the BQ tile rows are HG heads' blocks
+// of BQH = BQ / HG queries (row_block), all of one kv head, so they share each staged key block.
 //
-// The Q tile is staged in q_s (prefill_stage_q). Key blocks of BK rows are walked up to the last
+// The Q tile is staged in q_s (prefill_stage_q; HG > 1: each thread reads its rows' queries into
+// registers, row_q, and there is no q_s). Key blocks of BK rows are walked up to the last
 // key the block's last valid query sees (kv_end); per block:
 //   1. stage K into kv_s (the kernel's prefill_stage_k; rows >= kv_end are zeros: the cache past
 //      n_past + T is never read)
@@ -42,10 +45,11 @@
 // its last partition takes the rest.
 
 const NEG = -1.0e30;            // masked score; exp(NEG - m) == 0 for any real m
+const BQH = BQ / HG;            // query rows a head: a workgroup's tile rows are HG heads' rows
 const QS = DH4 + 1u;            // padded row stride (vec4) of q_s and kv_s
 const PS = BQ / 4u + 1u;        // padded row stride (vec4) of p_s
 
-var<workgroup> q_s: array<vec4<f32>, BQ * QS>;
+//@q_s
 var<workgroup> kv_s: array<vec4<f32>, BK * QS>;
 // p_s[j * PS + i / 4][i % 4]: p of key j, row i
 var<workgroup> p_s: array<vec4<f32>, BK * PS>;
@@ -86,10 +90,11 @@ fn q_block(idx: u32, n_past: u32) -> QBlock {
     let np = prefill_parts();
     let part = idx % np;
     let qh = idx / np;
-    let qb = p.nqb - 1u - qh / p.hq;
-    let h = qh % p.hq;
-    let t0 = qb * BQ;
-    let tn = min(BQ, p.t - t0);         // valid query rows in this block
+    let hgs = p.hq / HG;                // workgroups a query block (HG heads each)
+    let qb = p.nqb - 1u - qh / hgs;
+    let h = (qh % hgs) * HG;
+    let t0 = qb * BQH;
+    let tn = min(BQH, p.t - t0);        // valid query rows a head in this block
     let pos0 = n_past + t0;             // position of row 0
     let kv_end = pos0 + tn;
     var k_lo = 0u;
@@ -101,17 +106,26 @@ fn q_block(idx: u32, n_past: u32) -> QBlock {
     return QBlock(h, (h / p.group) * p.dh, t0, tn, pos0, kv_end, part, k_lo, k_hi);
 }
 
-// The Q tile into q_s: rows i < tn from prefill_q, zeros below them.
-fn prefill_stage_q(tid: u32, b: QBlock) {
-    for (var e = tid; e < BQ * DH4; e += NT) {
-        let i = e / DH4;
-        let d4 = e % DH4;
-        var x = vec4<f32>(0.0);
-        if (i < b.tn) {
-            x = prefill_q(b, i, d4);
-        }
-        q_s[i * QS + d4] = x;
+// Tile row i's block: row i % BQH of head b.h + i / BQH (HG heads of one kv group a workgroup,
+// so that they share each staged key block; HG 1: row i of head b.h).
+fn row_block(b: QBlock, i: u32) -> QBlock {
+    var c = b;
+    c.h = b.h + i / BQH;
+    return c;
+}
+
+// vec4 d4 of tile row i's query from prefill_q; zeros for a row past the block's tn.
+fn row_q(b: QBlock, i: u32, d4: u32) -> vec4<f32> {
+    var x = vec4<f32>(0.0);
+    if (i % BQH < b.tn) {
+        x = prefill_q(row_block(b, i), i % BQH, d4);
     }
+    return x;
+}
+
+// The Q tile into q_s (tiles that keep their rows' query in registers read row_q instead).
+fn prefill_stage_q(tid: u32, b: QBlock) {
+//@stage_q
 }
 
 // Steps 1-5 over all key blocks, then each thread's output vec4s, divided by the row's softmax

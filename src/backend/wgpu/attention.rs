@@ -5,9 +5,10 @@
 //!           key blocks staged in workgroup memory, online softmax (flash-attention style).
 //! The key loops are shaders/attention_decode_loop.wgsl and attention_prefill_loop.wgsl, shared
 //! with gated_attention (gated_attention.rs), as is the launch plan here (`plan`): head_dim is a
-//! compile-time constant (in the variant); the prefill tile shape is `SPLIT_TILES`' pick on a
-//! device with subgroups of 8 or more and the workgroup memory for both, else the largest of
-//! `TILES` whose workgroup memory fits.
+//! compile-time constant (in the variant); the prefill tile shape is `SPLIT_TILES`' pick (or
+//! `PAIR_TILE`, two query heads of a kv group a workgroup, where the groups pair up and its
+//! workgroups fill the GPU) on a device with subgroups of 8 or more and the workgroup memory for
+//! both, else the largest of `TILES` whose workgroup memory fits.
 use super::attention_parts;
 use super::attention_prefill::{prefill_source, splits, Tile};
 use super::kernel::{grid, read, write, Binding, KernelKey};
@@ -34,6 +35,7 @@ pub(super) const TILES: [Tile; 4] = [
         bk: 16,
         tn: 2,
         kp: 0,
+        hg: 1,
     },
     Tile {
         nt: 128,
@@ -41,6 +43,7 @@ pub(super) const TILES: [Tile; 4] = [
         bk: 16,
         tn: 2,
         kp: 0,
+        hg: 1,
     },
     Tile {
         nt: 128,
@@ -48,6 +51,7 @@ pub(super) const TILES: [Tile; 4] = [
         bk: 8,
         tn: 1,
         kp: 0,
+        hg: 1,
     },
     Tile {
         nt: 128,
@@ -55,6 +59,7 @@ pub(super) const TILES: [Tile; 4] = [
         bk: 8,
         tn: 1,
         kp: 0,
+        hg: 1,
     },
 ];
 
@@ -112,10 +117,10 @@ fn dims(q: &[usize], k: &[usize]) -> (usize, usize, usize, usize) {
 /// there depend on which one T picks, as they do on key partitions.
 const FILL_WORKGROUPS: usize = 256;
 
-/// Whether `t` queries over `hq` heads in blocks of `bq` make fewer workgroups than
-/// FILL_WORKGROUPS: the GPU partly idle (a narrower tile, or key partitions, then help).
-fn leaves_idle(t: usize, bq: usize, hq: usize) -> bool {
-    t.div_ceil(bq) * hq < FILL_WORKGROUPS
+/// Whether `t` queries over `hq` heads on tile `tl` make fewer workgroups than FILL_WORKGROUPS:
+/// the GPU partly idle (a narrower tile, or key partitions, then help).
+fn leaves_idle(t: usize, tl: &Tile, hq: usize) -> bool {
+    tl.workgroups(t, hq) < FILL_WORKGROUPS
 }
 
 /// The first tile whose workgroup memory fits the device.
@@ -136,29 +141,48 @@ pub(super) const SPLIT_TILES: [Tile; 2] = [
         bk: 8,
         tn: 1,
         kp: 0,
+        hg: 1,
     },
     TILES[1],
 ];
 
-/// SPLIT_TILES' pick for T queries over Hq heads, where `b` runs both split and the first fits.
-fn split_tile(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
+/// SPLIT_TILES[0] with the two query heads of a kv group in one workgroup (64 rows each): each
+/// staged key and value block serves 128 query rows, so a query row costs half the staging loads
+/// (global reads that took about a quarter of the split tile's time), while each thread's work is
+/// SPLIT_TILES[0]'s (so are its rows' bits). Its rows' queries sit in registers, not in workgroup
+/// memory: kernels that prepare the Q tile in place (gated_attention) take one head a workgroup.
+pub(super) const PAIR_TILE: Tile = Tile {
+    nt: 256,
+    bq: 128,
+    hg: 2,
+    ..SPLIT_TILES[0]
+};
+
+/// SPLIT_TILES' pick for T queries over Hq heads in kv groups of `group`, where `b` runs both
+/// split and the first fits: PAIR_TILE where the groups pair up and its workgroups fill the GPU.
+fn split_tile(b: &WgpuBackend, dh: usize, t: usize, hq: usize, group: usize) -> Option<Tile> {
     let fits = |tl: &Tile| tl.smem(dh) <= b.caps.max_workgroup_storage as usize && splits(b, *tl, dh);
     if !SPLIT_TILES.iter().all(fits) {
         return None;
     }
-    Some(SPLIT_TILES[leaves_idle(t, SPLIT_TILES[0].bq, hq) as usize])
+    let pair = PAIR_TILE;
+    if group % pair.hg == 0 && fits(&pair) && pair.nt <= b.caps.max_invocations as usize && !leaves_idle(t, &pair, hq) {
+        return Some(pair);
+    }
+    Some(SPLIT_TILES[leaves_idle(t, &SPLIT_TILES[0], hq) as usize])
 }
 
-/// The tile for T queries over Hq heads: `split_tile` where the device takes it; else `tile`, or a
-/// narrower one of the same key shape while the workgroups number fewer than FILL_WORKGROUPS.
-fn tile_for(b: &WgpuBackend, dh: usize, t: usize, hq: usize) -> Option<Tile> {
-    if let Some(tl) = split_tile(b, dh, t, hq) {
+/// The tile for T queries over Hq heads (kv groups of `group`; 1 where the kernel takes one head a
+/// workgroup): `split_tile` where the device takes it; else `tile`, or a narrower one of the same
+/// key shape while the workgroups number fewer than FILL_WORKGROUPS.
+fn tile_for(b: &WgpuBackend, dh: usize, t: usize, hq: usize, group: usize) -> Option<Tile> {
+    if let Some(tl) = split_tile(b, dh, t, hq, group) {
         return Some(tl);
     }
     let mut pick = tile(b, dh)?;
     for next in TILES {
         let same_keys = (next.bk, next.tn, next.nt) == (pick.bk, pick.tn, pick.nt);
-        if same_keys && next.bq < pick.bq && leaves_idle(t, pick.bq, hq) {
+        if same_keys && next.bq < pick.bq && leaves_idle(t, &pick, hq) {
             pick = next;
         }
     }
@@ -284,7 +308,7 @@ impl Plan {
             || (body.to_string(), self.consts.to_vec()),
             params,
             tensors,
-            grid((self.nqb * hq * self.parts) as u32),
+            grid((self.nqb * hq / self.tile.map_or(1, |(t, _)| t.hg) * self.parts) as u32),
         )
     }
 }
@@ -295,7 +319,7 @@ impl Plan {
 /// keys pass PART_KEYS; else `pl` as it is.
 pub(super) fn partitioned(b: &WgpuBackend, pl: Plan, t: usize, n_past: usize, hq: usize, dh: usize) -> Plan {
     match (pl.tile, attention_parts::part_keys(b, t, n_past, hq, dh)) {
-        (Some((tl, _)), kp) if kp > 0 && leaves_idle(t, tl.bq, hq) => {
+        (Some((tl, _)), kp) if kp > 0 && leaves_idle(t, &tl, hq) => {
             let mut p = prefill_plan(b, Tile { kp, ..tl }, t, dh);
             p.parts = attention_parts::parts(t, n_past, kp);
             p
@@ -304,7 +328,8 @@ pub(super) fn partitioned(b: &WgpuBackend, pl: Plan, t: usize, n_past: usize, hq
     }
 }
 
-pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> Result<Plan> {
+/// The kernel for T queries over Hq heads in kv groups of `group` (1: one head a workgroup).
+pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize, group: usize) -> Result<Plan> {
     let dh4 = ("DH4", format!("{}u", dh / 4));
     if t == 1 {
         return Ok(Plan {
@@ -317,7 +342,7 @@ pub(super) fn plan(b: &WgpuBackend, op: &Op, t: usize, hq: usize, dh: usize) -> 
             consts: vec![dh4, ("NT", format!("{DECODE_NT}u"))],
         });
     }
-    let tl = tile_for(b, dh, t, hq)
+    let tl = tile_for(b, dh, t, hq, group)
         .ok_or_else(|| Error::Other(format!("{}: no prefill tile fits head_dim {dh}", op.name())))?;
     Ok(prefill_plan(b, tl, t, dh))
 }
@@ -329,7 +354,7 @@ pub(super) fn prefill_plan(b: &WgpuBackend, tl: Tile, t: usize, dh: usize) -> Pl
     consts.extend(tl.consts());
     Plan {
         decode: false,
-        nqb: t.div_ceil(tl.bq),
+        nqb: t.div_ceil(tl.bqh()),
         tile: Some((tl, sg)),
         dh4: dh / 4,
         parts: 1,
@@ -394,7 +419,7 @@ pub(super) fn record_with(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]
     // than FILL_WORKGROUPS); a given tile keeps its own `kp`
     let mut plan = match tile {
         Some(tl) if t > 1 => prefill_plan(b, tl, t, dh),
-        _ => partitioned(b, plan(b, op, t, hq, dh)?, t, n_past, hq, dh),
+        _ => partitioned(b, plan(b, op, t, hq, dh, hq / hkv)?, t, n_past, hq, dh),
     };
     let kp = plan.tile.map_or(0, |(tl, _)| tl.kp);
     plan.parts = attention_parts::parts(t, n_past, kp);
@@ -443,11 +468,12 @@ mod tests {
     /// Every tile is a shape the generated loop computes, and fits one staged row per thread.
     #[test]
     fn tiles_are_valid() {
-        for t in TILES.iter().chain(&SPLIT_TILES) {
+        for t in TILES.iter().chain(&SPLIT_TILES).chain([&super::PAIR_TILE]) {
             assert!(t.valid(), "{t:?}");
         }
         // the preferred tiles fit head_dim 128 in NVIDIA Vulkan's 48 KiB
         assert!(TILES[0].smem(128) <= 48 * 1024);
         assert!(SPLIT_TILES.iter().all(|t| t.smem(128) <= 48 * 1024));
+        assert!(super::PAIR_TILE.smem(128) <= 48 * 1024);
     }
 }

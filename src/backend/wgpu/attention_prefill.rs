@@ -11,7 +11,9 @@ use std::sync::{Mutex, OnceLock};
 /// tile (so CT = BK / TN threads across a score row's keys, RT = NT / CT across rows, each thread
 /// TM = BQ / RT rows). The output tile: four rows and TV vec4 columns a thread. KP: keys a
 /// partition (0: a query block's keys in one workgroup; else runs of KP keys in workgroups of
-/// their own, merged after: attention.rs `parts`).
+/// their own, merged after: attention.rs `parts`). HG: query heads a workgroup (of one kv group,
+/// BQ / HG rows each), so that they share each staged key block; a tile of HG > 1 keeps its rows'
+/// queries in registers (the split score) and has no Q tile in workgroup memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Tile {
     pub nt: usize,
@@ -19,6 +21,7 @@ pub(super) struct Tile {
     pub bk: usize,
     pub tn: usize,
     pub kp: usize,
+    pub hg: usize,
 }
 
 impl Tile {
@@ -54,13 +57,26 @@ impl Tile {
             && self.bq <= self.nt
             && self.bk <= self.nt
             && self.kp % self.bk == 0
+            && self.hg > 0
+            && self.bq % (4 * self.hg) == 0
     }
 
-    /// Workgroup memory of prefill_attend in bytes: q_s, kv_s, p_s (padded vec4 rows), a_s, red_s
-    /// (counted also where the `sg` variant leaves it out).
+    /// Query rows a head: a workgroup's query block.
+    pub fn bqh(&self) -> usize {
+        self.bq / self.hg
+    }
+
+    /// Workgroups for T queries over Hq heads (before key partitions).
+    pub fn workgroups(&self, t: usize, hq: usize) -> usize {
+        t.div_ceil(self.bqh()) * (hq / self.hg)
+    }
+
+    /// Workgroup memory of prefill_attend in bytes: q_s (where HG is 1), kv_s, p_s (padded vec4
+    /// rows), a_s, red_s (counted also where the `sg` variant leaves it out).
     pub fn smem(&self, dh: usize) -> usize {
         let qs = dh / 4 + 1;
-        16 * (self.bq + self.bk) * qs + 16 * self.bk * (self.bq / 4 + 1) + 4 * self.bq + 4 * self.bq * self.ct()
+        let q_rows = if self.hg > 1 { 0 } else { self.bq };
+        16 * (q_rows + self.bk) * qs + 16 * self.bk * (self.bq / 4 + 1) + 4 * self.bq + 4 * self.bq * self.ct()
     }
 
     /// Whether `b` runs the `sg` variant: subgroups of at least CT invocations (so a row's threads
@@ -77,7 +93,12 @@ impl Tile {
         } else {
             String::new()
         };
-        format!("dh{dh}_n{nt}q{bq}k{bk}t{tn}{kp}{}", if sg { "sg" } else { "" })
+        let hg = if self.hg > 1 {
+            format!("h{}", self.hg)
+        } else {
+            String::new()
+        };
+        format!("dh{dh}_n{nt}q{bq}k{bk}t{tn}{kp}{hg}{}", if sg { "sg" } else { "" })
     }
 
     /// The loop's constants besides DH4.
@@ -90,6 +111,7 @@ impl Tile {
             ("RT", self.rt()),
             ("CV", self.cv()),
             ("KP", self.kp),
+            ("HG", self.hg),
         ]
         .into_iter()
         .map(|(n, v)| (n, format!("{v}u")))
@@ -185,11 +207,15 @@ impl Split {
             "let rm = ti + ((tj * {nf}u) / {kg}u) * {rt}u;\nlet cm = (tj * {nf}u) % {kg}u;\nvar mm = NEG;\nvar lm = 0.0;\n"
         );
         // q_s is read here, before the loop's first barrier: the Q tile's staging (and the kernel's
-        // prefill_prepare) must be done
+        // prefill_prepare) must be done; a tile without q_s reads its rows' queries itself
         init += "workgroupBarrier();\n";
         for a in 0..tm {
             for i in 0..ni {
-                init += &format!("let q{a}_{i} = q_s[(ti + {}u) * QS + tj + {}u];\n", a * rt, i * CD);
+                init += &if t.hg > 1 {
+                    format!("let q{a}_{i} = row_q(b, ti + {}u, tj + {}u);\n", a * rt, i * CD)
+                } else {
+                    format!("let q{a}_{i} = q_s[(ti + {}u) * QS + tj + {}u];\n", a * rt, i * CD)
+                };
             }
         }
         let cells = || (0..groups).flat_map(move |g| (0..nf).map(move |s| (g, s)));
@@ -231,7 +257,12 @@ impl Split {
         let decl: String = (0..tm * kg).map(|k| format!("var x{k} = 0.0;\n")).collect();
         score = decl + &score;
         let mask: String = cells()
-            .map(|(g, s)| format!("if (k0 + cm + {}u > b.pos0 + rm) {{ s{g}_{s} = NEG; }}\n", g * kg + s))
+            .map(|(g, s)| {
+                format!(
+                    "if (k0 + cm + {}u > b.pos0 + rm % BQH) {{ s{g}_{s} = NEG; }}\n",
+                    g * kg + s
+                )
+            })
             .collect();
         // a row's lanes: KG / NF consecutive ones
         let across = |v: &str, op: fn(&str, &str) -> String| -> String {
@@ -263,7 +294,7 @@ impl Split {
             kg / nf
         );
         if t.kp > 0 {
-            row_sum += "    if (rm < b.tn) { prefill_stats(b, rm, mm, lm); }\n";
+            row_sum += "    if (rm % BQH < b.tn) { prefill_stats(row_block(b, rm), rm % BQH, mm, lm); }\n";
         }
         row_sum += "}\n";
         [init, score_zero, score, mask, row_max, softmax, row_sum]
@@ -320,7 +351,12 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
     }
     score += "}\n";
     let mask: String = cells()
-        .map(|(a, c)| format!("if (k0 + tj + {}u > b.pos0 + r{a}) {{ s{a}_{c} = NEG; }}\n", c * ct))
+        .map(|(a, c)| {
+            format!(
+                "if (k0 + tj + {}u > b.pos0 + r{a} % BQH) {{ s{a}_{c} = NEG; }}\n",
+                c * ct
+            )
+        })
         .collect();
     // each row's max, then (row_sum) its sum, over the CT threads of the row
     let across = |op: fn(&str, &str) -> String, v: &str| -> String {
@@ -389,16 +425,22 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
     for a in rows() {
         row_sum += &format!("    a_s[r{a} / 4u][r{a} % 4u] = 1.0 / l{a};\n");
         if t.kp > 0 {
-            row_sum += &format!("    if (r{a} < b.tn) {{ prefill_stats(b, r{a}, m{a}, l{a}); }}\n");
+            row_sum += &format!(
+                "    if (r{a} % BQH < b.tn) {{ prefill_stats(row_block(b, r{a}), r{a} % BQH, m{a}, l{a}); }}\n"
+            );
         }
     }
     row_sum += "}\n";
     let put = if t.kp > 0 { "prefill_part_out" } else { "prefill_out" };
     let mut out = String::from("let inv = a_s[pr];\n");
     for (i, comp) in XYZW.iter().enumerate() {
-        out += &format!("if (pr * 4u + {i}u < b.tn) {{\n");
+        out += &format!("if ((pr * 4u + {i}u) % BQH < b.tn) {{\n");
+        out += &format!("    let ob = row_block(b, pr * 4u + {i}u);\n");
         for v in 0..tv {
-            let store = format!("{put}(b, pr * 4u + {i}u, pc + {}u, o{i}_{v} * inv.{comp});", v * cv);
+            let store = format!(
+                "{put}(ob, (pr * 4u + {i}u) % BQH, pc + {}u, o{i}_{v} * inv.{comp});",
+                v * cv
+            );
             out += &if (v + 1) * cv > dh4 {
                 format!("    if (pc + {}u < DH4) {{ {store} }}\n", v * cv)
             } else {
@@ -412,7 +454,23 @@ fn loop_body(src: &str, t: Tile, dh4: usize, sg: bool) -> String {
         score_parts = sp.parts(t, dh4);
     }
     let [init, score_zero, score, mask, row_max, softmax, row_sum] = score_parts;
+    // the Q tile in workgroup memory, where the rows' queries are not read into registers whole
+    let (q_s, stage_q) = if t.hg > 1 {
+        assert!(
+            Split::of(t, dh4, sg).is_some(),
+            "a tile of HG > 1 needs the split score: {t:?}"
+        );
+        (String::new(), String::new())
+    } else {
+        (
+            "var<workgroup> q_s: array<vec4<f32>, BQ * QS>;\n".to_string(),
+            "for (var e = tid; e < BQ * DH4; e += NT) {\n    q_s[(e / DH4) * QS + e % DH4] = row_q(b, e / DH4, e % DH4);\n}\n"
+                .to_string(),
+        )
+    };
     let parts = [
+        ("q_s", q_s),
+        ("stage_q", stage_q),
         ("init", init + &outs_init),
         ("score_zero", score_zero),
         ("score", score),

@@ -39,7 +39,14 @@ const PARTS: [usize; 4] = [128, 256, 512, 1024];
 fn candidates() -> Vec<Tile> {
     let mut v: Vec<Tile> = TILES.to_vec();
     for (nt, bq, bk, tn) in MORE {
-        let t = Tile { nt, bq, bk, tn, kp: 0 };
+        let t = Tile {
+            nt,
+            bq,
+            bk,
+            tn,
+            kp: 0,
+            hg: 1,
+        };
         assert!(t.valid(), "{t:?} is not a shape the loop computes");
         if !v.contains(&t) {
             v.push(t);

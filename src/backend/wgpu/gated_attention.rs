@@ -96,7 +96,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         write("vc", o[2].dtype),
     ];
     debug_assert!(bindings.len() == BINDINGS && bindings[8].access == Access::Write);
-    let plan = plan(b, op, t, hq, dh)?;
+    // one query head a workgroup: the kernel norms and rotates its Q tile in workgroup memory
+    let plan = plan(b, op, t, hq, dh, 1)?;
     let helpers = cache_helpers("kc", 8, o[1].dtype) + &cache_helpers("vc", 9, o[2].dtype);
     let body = plan.body(
         b,

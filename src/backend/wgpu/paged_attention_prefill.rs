@@ -53,7 +53,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &Tensor) -> Result<boo
     let (q, kp, vp, bt) = (i[0], i[1], i[2], i[3]);
     let (t, hq) = (q.shape[0], q.shape[1]);
     let (nb, bs, hkv, dh) = (kp.shape[0], kp.shape[1], kp.shape[2], kp.shape[3]);
-    let Ok(plan) = plan(b, op, t, hq, dh) else {
+    let Ok(plan) = plan(b, op, t, hq, dh, hq / hkv.max(1)) else {
         return Ok(false);
     };
     // the first query's position is on the device (seqs); the table's length in keys bounds it

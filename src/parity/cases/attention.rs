@@ -3,7 +3,7 @@ use crate::op::{Op, TensorDesc};
 use crate::parity::case::{input, Case, Init};
 
 /// (T, Hq, Hkv, Dh, n_past, capacity): prefill (T > 1) and decode (T = 1), GQA ratios 1, 2, 4, 6.
-const SHAPES: [(usize, usize, usize, usize, usize, usize); 18] = [
+const SHAPES: [(usize, usize, usize, usize, usize, usize); 19] = [
     (1, 4, 4, 64, 0, 4),
     (1, 8, 2, 128, 36, 64),
     (1, 16, 8, 128, 299, 320),
@@ -23,6 +23,9 @@ const SHAPES: [(usize, usize, usize, usize, usize, usize); 18] = [
     (19, 4, 1, 20, 5, 30),
     // enough query blocks x heads (320) for the 64-row tile (attention.rs FILL_WORKGROUPS)
     (264, 64, 16, 64, 3, 270),
+    // enough query blocks x head pairs (256) for the tile of two heads a workgroup (attention.rs
+    // PAIR_TILE, where the device runs the split score)
+    (450, 64, 32, 64, 5, 460),
     // past 512 keys in all, a prefill's keys in partitions merged after (attention_parts.rs):
     // two, a query block across their boundary; three after a long cache, rows before the last
     // partition's first key (wholly masked there, not merged); head_dim 20 and a group of 6

@@ -178,6 +178,9 @@ fn scenarios() -> Vec<Scenario> {
         (8, 2, 128, 16, vec![(520, 520)], false),
         (16, 8, 128, 16, vec![(64, 2100)], false),
         (8, 2, 128, 16, vec![(40, 1020)], false),
+        // a lone prefill whose query blocks x head pairs (256) take the tile of two heads a
+        // workgroup (attention.rs PAIR_TILE, where the device runs the split score)
+        (64, 32, 64, 16, vec![(450, 455)], false),
         // a lone decode step (invariance off): a table of 128 keys and of 224 (one partition of
         // them, Tuning::lone_keys), and of 320 (64-key partitions and the combine)
         (8, 2, 128, 16, vec![(1, 100)], false),
