@@ -5,7 +5,9 @@ enable wgpu_cooperative_matrix;
 // adapter's matrices are 8x8). linear/coop.rs fills in the `//@` lines and the loaders.
 //
 // Accuracy: x is split into hi (x cut to f16's 11 significant bits) and lo = f16(x - hi);
-// token t's hi is A-tile row 2t and its lo row 2t + 1, so one product serves both and y = C[2t] + C[2t + 1] (in that order). W is
+// token t's hi is A-tile row 2t and its lo row 2t + 1, so one product serves both and y = C[2t] + C[2t + 1] (in that order);
+// with XKD 1 the hi rows are tile rows 0..TOK and the lo rows TOK..2 TOK, and each K slice's hi
+// and lo products go into one accumulator (hi first), whose tile is y itself. W is
 // exact in f16 (bf16 in f16's normal range). A quantized W (W_SPLIT 2, prefill only: linear/
 // coop_quant.rs) is dequantized exactly to f32 by its type file's `wq4`, then split into hi and lo
 // the same way (stage_wq, finish_q). x's error is then |x|·2^-21 or less, plus 2^-25
@@ -14,16 +16,16 @@ enable wgpu_cooperative_matrix;
 // infinite and y ±inf or NaN; NaN or ±inf in x gives NaN or ±inf as the f32 product would.
 //
 // Shape: a workgroup owns BN = WN·TN·T tile columns, BNO = BN / W_SPLIT weight rows (outputs
-// n0..), and TOK = WM·TM·T/2 tokens
+// n0..), and TOK = WM·TM·T/2 tokens (XKD 1: WM·TM·T)
 // (BMT = 2·TOK tile rows); it is NSG = WN·WM·KS subgroups of SUBW, subgroup sg being
 // (ks, wn, wm) = (sg % KS, sg / KS % WN, sg / (KS·WN)); each holds TM x TN accumulator tiles.
 // K is walked in steps of BK: the step's W and x go from registers (loaded the step before,
 // 16 bytes a lane where aligned) to workgroup memory as f16 (rows XS apart), then each subgroup
 // multiplies the T-wide K slices of the step that are its own: slice g (k in Tg..Tg+T-1) is
 // K-group g % KS's, and a K-group takes its slices in increasing g. At the end the KS partial
-// tiles are added in K-group order. So an output's order of sums depends on K and KS alone:
-// never on M, N, the row's place in a tile, BN, BMT or BK (plans of the same KS give the same
-// bits). Rows past M and columns past N are zeros, never stored; K's tail is zeros.
+// tiles are added in K-group order. So an output's order of sums depends on K, KS and XKD alone:
+// never on M, N, the row's place in a tile, BN, BMT or BK (plans of the same KS and XKD give the
+// same bits). Rows past M and columns past N are zeros, never stored; K's tail is zeros.
 // Split K (KC > 0): the grid is S = ceil(K / KC) times as large, the workgroups of split `part`
 // taking K from part * KC to (part + 1) * KC (KC a multiple of BK), and `put_y` stores their
 // hi + lo sums as partial `part` of the outputs (in a [S, M, N] scratch bound as y);
@@ -46,9 +48,11 @@ enable wgpu_cooperative_matrix;
 // (Params and `p` come before: coop.rs's for 16-bit W, qcommon.wgsl's for quantized W.)
 
 const BN = WN * TN * T;
-const BMT = WM * TM * T;
+// XKD 1: x's hi rows are tile rows 0..TOK and its lo rows TOK..2 TOK, both multiplied into one
+// accumulator (TM tiles of T tokens a subgroup); XKD 0: token t's hi and lo are rows 2t, 2t + 1.
+const TOK = WM * TM * T / (2u - XKD);
+const BMT = 2u * TOK;
 const TT = T * T;
-const TOK = BMT / 2u;
 const NT = NSG * SUBW;
 const BNO = BN / W_SPLIT; // outputs a workgroup (a quantized W's rows are two tile columns)
 const XS = BK + 8u;
@@ -128,19 +132,37 @@ fn stage_x(i: u32, v: vec4<u32>, o: u32) {
     if (i >= XV) {
         return;
     }
-    let at = o + (i / (BK / 4u)) * 2u * XS + (i % (BK / 4u)) * 4u;
+    let r = i / (BK / 4u);
+    let kq = (i % (BK / 4u)) * 4u;
+    let at = o + select(2u * r, r, XKD == 1u) * XS + kq;
+    let lo = o + select(2u * r + 1u, r + TOK, XKD == 1u) * XS + kq;
     let a = split(v.x);
     let b = split(v.y);
     let c = split(v.z);
     let d = split(v.w);
     xs[at / 4u] = vec4<f16>(a.x, b.x, c.x, d.x);
-    xs[(at + XS) / 4u] = vec4<f16>(a.y, b.y, c.y, d.y);
+    xs[lo / 4u] = vec4<f16>(a.y, b.y, c.y, d.y);
 }
 
 // The outputs of one T x T tile position (tile rows r0.., columns c0.. of the workgroup's block)
 // of the K-groups whose first subgroup is `grp`, their partials in red[(grp + s) * TT ..]: hi
 // rows summed over s, lo rows likewise, then hi + lo.
 fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
+    if (XKD == 1u) {
+        for (var q = q0; q < TT; q += KS * SUBW) {
+            let e = grp * TT + q;
+            var h = red[e];
+            for (var s = 1u; s < KS; s++) {
+                h += red[e + s * TT];
+            }
+            let m = m0 + r0 + q / T;
+            let n = n0 + c0 + q % T;
+            if (m < p.m && n < p.n) {
+                put_y(part, m, n, h);
+            }
+        }
+        return;
+    }
     for (var q = q0; q < TT / 2u; q += KS * SUBW) {
         let t = q / T;
         let c = q % T;
@@ -164,6 +186,25 @@ fn finish(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
 // pair sums both exactly as `finish` does and stores swiglu_pairs.wgsl's formula of them at
 // [m, (n0 + c0 + c) / 2] (N even).
 fn finish_swiglu(q0: u32, grp: u32, r0: u32, c0: u32, m0: u32, n0: u32, part: u32) {
+    if (XKD == 1u) {
+        for (var q = q0; q < TT / 2u; q += KS * SUBW) {
+            let t = q / (T / 2u);
+            let c = 2u * (q % (T / 2u));
+            let e = grp * TT + t * T + c;
+            var g = red[e];
+            var u = red[e + 1u];
+            for (var s = 1u; s < KS; s++) {
+                g += red[e + s * TT];
+                u += red[e + s * TT + 1u];
+            }
+            let m = m0 + r0 + t;
+            let n = n0 + c0 + c;
+            if (m < p.m && n < p.n) {
+                st_y(m * (p.n / 2u) + n / 2u, g / (1.0 + exp(-g)) * u);
+            }
+        }
+        return;
+    }
     for (var q = q0; q < TT / 4u; q += KS * SUBW) {
         let t = q / (T / 2u);
         let c = 2u * (q % (T / 2u));

@@ -15,7 +15,10 @@ use crate::dtype::DType;
 /// partials added by linear_splitk.wgsl). A subgroup is `lanes` invocations (32 on NVIDIA; the
 /// adapter's one fixed size: 8 on lavapipe). `nbuf` stages of W and x in workgroup memory: 1, or
 /// 2 to stage the next step while this one multiplies (one barrier a step instead of two; twice
-/// the staging memory). The order of sums is the same either way.
+/// the staging memory). The order of sums is the same either way. `xkd` 0: token t's hi and lo
+/// are tile rows 2t and 2t + 1 (separate accumulator rows, added in `finish`); 1: x's hi rows and
+/// lo rows are two blocks of the tile rows, both multiplied into one accumulator, so a subgroup
+/// holds half the accumulators for its tokens (16-bit W only; another order of sums).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Coop {
     pub wn: u32,
@@ -28,6 +31,7 @@ pub(crate) struct Coop {
     pub t: u32,
     pub lanes: u32,
     pub nbuf: u32,
+    pub xkd: u32,
 }
 
 impl Coop {
@@ -43,6 +47,7 @@ impl Coop {
             t: 16,
             lanes: 32,
             nbuf: 1,
+            xkd: 0,
         }
     }
     /// The shape with two stages of W and x (`nbuf`): sweep candidates only, until a GPU sweep
@@ -73,9 +78,14 @@ impl Coop {
     pub fn bn(&self) -> u32 {
         self.wn * self.tn * self.t
     }
+    /// The shape with x's hi and lo rows in two blocks of the tile rows, both multiplied into one
+    /// accumulator (`xkd` 1; 16-bit W only): TM tiles of T tokens a subgroup.
+    pub const fn hi_lo_blocks(self) -> Self {
+        Coop { xkd: 1, ..self }
+    }
     /// tokens (x rows) a workgroup: two tile rows each (hi, lo)
-    pub fn tok(&self) -> u32 {
-        self.wm * self.tm * self.t / 2
+    pub const fn tok(&self) -> u32 {
+        self.wm * self.tm * self.t / (2 - self.xkd)
     }
     pub fn nsg(&self) -> u32 {
         self.wn * self.wm * self.ks
@@ -98,7 +108,8 @@ impl Coop {
             format!("_t{}l{}", self.t, self.lanes)
         };
         let db = if self.nbuf == 2 { "_db" } else { "" };
-        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{db}{t}", self.ks, self.bk)
+        let kd = if self.xkd == 1 { "_kd" } else { "" };
+        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{db}{kd}{t}", self.ks, self.bk)
     }
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
@@ -110,6 +121,7 @@ impl Coop {
             && self.nsg() * self.lanes <= 1024
             && self.kc % self.bk == 0
             && matches!(self.nbuf, 1 | 2)
+            && self.xkd <= 1
     }
 }
 
@@ -170,7 +182,7 @@ pub(super) fn aligned(k: usize, x_off: usize, w_off: usize) -> bool {
 pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKey, Vec<(&'static str, String)>) {
     let quant = wd.is_quant();
     assert!(
-        c.valid() && (matches!(wd, DType::F16 | DType::BF16) || quant && !swiglu),
+        c.valid() && (matches!(wd, DType::F16 | DType::BF16) || quant && !swiglu && c.xkd == 0),
         "linear coop: {c:?} {wd}"
     );
     let x = if aligned {
@@ -203,6 +215,7 @@ pub(super) fn spec(c: Coop, wd: DType, aligned: bool, swiglu: bool) -> (KernelKe
         ("SUBW", c.lanes),
         ("W_SPLIT", if quant { 2 } else { 1 }),
         ("NBUF", c.nbuf),
+        ("XKD", c.xkd),
     ]
     .map(|(n, v)| (n, format!("{v}u")))
     .to_vec();
@@ -336,6 +349,11 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
             mma += &format!(
                 "let a{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[(mx + ((wm * TM + {i}u) * T) * XS + kk) / 4u], XS / 4u);\n"
             );
+            if c.xkd == 1 {
+                mma += &format!(
+                    "let l{i} = coopLoadT<coop_mat{t}x{t}<f16, A>>(&xs[(mx + (TOK + (wm * TM + {i}u) * T) * XS + kk) / 4u], XS / 4u);\n"
+                );
+            }
         }
         for j in 0..tn {
             mma += &format!(
@@ -344,6 +362,9 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
         }
         for (i, j) in tiles() {
             mma += &format!("c{i}_{j} = coopMultiplyAdd(a{i}, b{j}, c{i}_{j});\n");
+            if c.xkd == 1 {
+                mma += &format!("c{i}_{j} = coopMultiplyAdd(l{i}, b{j}, c{i}_{j});\n");
+            }
         }
         mma += "}\n";
     }
@@ -417,7 +438,7 @@ fn main_loop(nbuf: u32, load: &str, stage: &str, mma: &str) -> String {
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 38] = [
+pub(crate) const CANDIDATES: [Coop; 39] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -454,6 +475,8 @@ pub(crate) const CANDIDATES: [Coop; 38] = [
     // weight rows or twice the tokens a workgroup, 16 subgroups
     Coop::new(8, 2, 2, 4, 1, 32), // BN 256, 64 tokens
     Coop::new(4, 2, 4, 4, 1, 32), // BN 128, 128 tokens
+    // x's hi and lo rows into one accumulator: 128 tokens on 2x2 accumulators a subgroup
+    Coop::new(4, 2, 4, 2, 1, 32).hi_lo_blocks(),
     // two stages of W and x (the next step staged while this one multiplies), in 48 KiB
     Coop::new(4, 2, 2, 4, 1, 32).double(), // BN 128, 64 tokens (COOP_GEMM's tile), 48 KiB
     Coop::new(2, 2, 4, 2, 1, 32).double(), // BN 64, 64 tokens

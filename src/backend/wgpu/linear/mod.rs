@@ -58,11 +58,14 @@ const COOP_FROM: usize = 64;
 const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 
 /// The GEMM's wide shape for a 16-bit W: twice COOP_GEMM's tokens a workgroup (128 x 128, 16
-/// subgroups of 4x4 tiles, K in steps of 32): fewer W and x re-reads a FLOP, so less time than
-/// COOP_GEMM where its workgroups fill the GPU, but half of them or fewer leave the GPU idle
-/// (twice COOP_GEMM's time at M = 256, N = 3072): taken from `WIDE_FROM` of its workgroups on
-/// (docs/BENCHMARKS.md r43). The same K split as COOP_GEMM, so the same bits.
-const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 4, 1, 32);
+/// subgroups, K in steps of 32): fewer W and x re-reads a FLOP, so less time than COOP_GEMM where
+/// its workgroups fill the GPU, but half of them or fewer leave the GPU idle (twice COOP_GEMM's
+/// time at M = 256, N = 3072): taken from `WIDE_FROM` of its workgroups on (docs/BENCHMARKS.md
+/// r43). x's hi and lo rows go into one accumulator (`hi_lo_blocks`): 2x2 accumulators a subgroup
+/// for its 32 tokens instead of 4x2, the registers a 512-thread workgroup must fit, for the same
+/// fragment loads and products. Another order of sums than COOP_GEMM's (batch invariance is off
+/// wherever it runs).
+const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 2, 1, 32).hi_lo_blocks();
 
 /// COOP_GEMM_WIDE's workgroups (tiles of M x N) from which a linear takes it; below as many of
 /// COOP_GEMM's, K splits across workgroups (`gemm_shape`).
