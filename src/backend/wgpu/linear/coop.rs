@@ -32,6 +32,7 @@ pub(crate) struct Coop {
     pub lanes: u32,
     pub nbuf: u32,
     pub xkd: u32,
+    pub ahead: u32,
 }
 
 impl Coop {
@@ -48,6 +49,7 @@ impl Coop {
             lanes: 32,
             nbuf: 1,
             xkd: 0,
+            ahead: 1,
         }
     }
     /// The shape with two stages of W and x (`nbuf`): sweep candidates only, until a GPU sweep
@@ -77,6 +79,11 @@ impl Coop {
     /// take two each (hi, lo: coop_quant.rs)
     pub fn bn(&self) -> u32 {
         self.wn * self.tn * self.t
+    }
+    /// The shape whose loads run two steps ahead of the products (`ahead` 2; one stage only): a
+    /// second set of load registers, so a step's global loads have two steps' products to arrive.
+    pub const fn two_ahead(self) -> Self {
+        Coop { ahead: 2, ..self }
     }
     /// The shape with x's hi and lo rows in two blocks of the tile rows, both multiplied into one
     /// accumulator (`xkd` 1; 16-bit W only): TM tiles of T tokens a subgroup.
@@ -109,7 +116,8 @@ impl Coop {
         };
         let db = if self.nbuf == 2 { "_db" } else { "" };
         let kd = if self.xkd == 1 { "_kd" } else { "" };
-        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{db}{kd}{t}", self.ks, self.bk)
+        let ah = if self.ahead == 2 { "_a2" } else { "" };
+        format!("coop_n{n}_m{m}_ks{}_bk{}{split}{db}{kd}{ah}{t}", self.ks, self.bk)
     }
     /// The shape is well formed (the kernel's own constraints, whatever the adapter).
     pub fn valid(&self) -> bool {
@@ -122,6 +130,7 @@ impl Coop {
             && self.kc % self.bk == 0
             && matches!(self.nbuf, 1 | 2)
             && self.xkd <= 1
+            && (self.ahead == 1 || self.ahead == 2 && self.nbuf == 1)
     }
 }
 
@@ -368,7 +377,24 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
         }
         mma += "}\n";
     }
-    let main = main_loop(c.nbuf, &load, &stage, &mma);
+    let main = match c.ahead {
+        2 => {
+            // the second set of load registers
+            let ren = |s: &str| s.replace("wv", "wu").replace("xv", "xu");
+            let mut zero = [String::new(), String::new()];
+            for j in 0..lw {
+                decl += &format!("var wu{j} = WREG();\n");
+                zero[0] += &format!("wv{j} = WREG();\n");
+            }
+            for j in 0..lx {
+                decl += &format!("var xu{j} = vec4<u32>();\n");
+                zero[0] += &format!("xv{j} = vec4<u32>();\n");
+            }
+            zero[1] = ren(&zero[0]);
+            two_ahead_loop([&load, &ren(&load)], [&stage, &ren(&stage)], &zero, &mma)
+        }
+        _ => main_loop(c.nbuf, &load, &stage, &mma),
+    };
     // split K: the raw sums go to the partials (linear_splitk.wgsl takes the swiglu)
     let finish = if quant {
         "finish_q"
@@ -434,11 +460,27 @@ fn main_loop(nbuf: u32, load: &str, stage: &str, mma: &str) -> String {
     )
 }
 
+/// `main_loop` for one stage with the loads two steps ahead (`Coop::ahead` 2): register sets v and
+/// u take turns, the loop two steps a trip. Its second step runs whatever the step count (the
+/// cooperative ops want uniform control flow): past K it stages zeros, whose products add +0 to
+/// accumulators that start at +0 and so never hold -0, which leaves every sum's bits as they were.
+fn two_ahead_loop(load: [&str; 2], stage: [&str; 2], zero: &[String; 2], mma: &str) -> String {
+    let next = |i: usize| format!("k0 += BK;\nif (k0 < ke) {{\n{}}} else {{\n{}}}\n", load[i], zero[i]);
+    let step = |i: usize| format!("workgroupBarrier();\n{}workgroupBarrier();\n{}{mma}", stage[i], next(i));
+    format!(
+        "let sw = 0u;\nlet sx = 0u;\nlet mw = 0u;\nlet mx = 0u;\n{}{}for (var s = 0u; s < steps; s += 2u) {{\n{}{}}}\n",
+        load[0],
+        next(1),
+        step(0),
+        step(1)
+    )
+}
+
 /// Every coop shape the sweep times and the tests compile. Small-M shapes (8 tokens a
 /// workgroup) split K over KS subgroups to keep many bytes in flight; large-M shapes hold
 /// 2x2..4x2 accumulators a subgroup.
 #[cfg(test)]
-pub(crate) const CANDIDATES: [Coop; 39] = [
+pub(crate) const CANDIDATES: [Coop; 40] = [
     // 8 tokens (16 tile rows) a workgroup
     Coop::new(1, 1, 1, 1, 4, 128), // BN 16, 4 subgroups, K over 4
     Coop::new(2, 1, 1, 1, 4, 128), // BN 32, 8 subgroups
@@ -477,6 +519,8 @@ pub(crate) const CANDIDATES: [Coop; 39] = [
     Coop::new(4, 2, 4, 4, 1, 32), // BN 128, 128 tokens
     // x's hi and lo rows into one accumulator: 128 tokens on 2x2 accumulators a subgroup
     Coop::new(4, 2, 4, 2, 1, 32).hi_lo_blocks(),
+    // ... with its loads two steps ahead
+    Coop::new(4, 2, 4, 2, 1, 32).hi_lo_blocks().two_ahead(),
     // two stages of W and x (the next step staged while this one multiplies), in 48 KiB
     Coop::new(4, 2, 2, 4, 1, 32).double(), // BN 128, 64 tokens (COOP_GEMM's tile), 48 KiB
     Coop::new(2, 2, 4, 2, 1, 32).double(), // BN 64, 64 tokens

@@ -64,8 +64,9 @@ const COOP_GEMM: coop::Coop = coop::Coop::new(4, 2, 2, 4, 1, 64);
 /// r43). x's hi and lo rows go into one accumulator (`hi_lo_blocks`): 2x2 accumulators a subgroup
 /// for its 32 tokens instead of 4x2, the registers a 512-thread workgroup must fit, for the same
 /// fragment loads and products. Another order of sums than COOP_GEMM's (batch invariance is off
-/// wherever it runs).
-const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 2, 1, 32).hi_lo_blocks();
+/// wherever it runs). Its loads run two steps ahead (`two_ahead`): the staging, not the products,
+/// bounds this tile, and a step's products alone are too short to hide its loads' latency.
+const COOP_GEMM_WIDE: coop::Coop = coop::Coop::new(4, 2, 4, 2, 1, 32).hi_lo_blocks().two_ahead();
 
 /// COOP_GEMM_WIDE's workgroups (tiles of M x N) from which a linear takes it; below as many of
 /// COOP_GEMM's, K splits across workgroups (`gemm_shape`).
