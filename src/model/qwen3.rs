@@ -359,6 +359,12 @@ impl QkOne<'_> {
     }
 }
 
+/// From this many rows a forward submits its first layer on its own: the device starts on it
+/// while the host records the other layers, where one submit at the end left the device idle for
+/// the whole recording (a 2048-token prefill's ~230 dispatches). One-token steps keep one submit a
+/// step: the engine records step i + 1 while the device runs step i.
+const EARLY_SUBMIT_ROWS: usize = 64;
+
 /// Records one batched forward over the packed tokens of `b` (several sequences, each at its own
 /// positions), K and V written to the pools at the tokens' slots and attention read through the
 /// block tables; leaves the logits of `b.sample_rows` in `ws.logits[..r]`.
@@ -478,6 +484,9 @@ pub fn forward_paged(
             fusions: &fusions,
         };
         input = mlp(dev, &post, [&l.gate_up, &l.down], &gu, &act, &o, then)?;
+        if li == 0 && t >= EARLY_SUBMIT_ROWS {
+            dev.flush()?;
+        }
         if last {
             input.rows(dev)?;
             hidden(li + 1, dev, &x)?;
