@@ -1,6 +1,7 @@
 //! The dispatch recorder: every dispatch goes into one open compute pass of one command encoder,
 //! its Params into a 256-byte slot of the uniform arena; `submit` writes the arena and submits
-//! everything recorded so far at once (one forward step, one submit). Also the asynchronous
+//! everything recorded so far at once (a decode step is one submit; a forward of 64 rows or more
+//! two, its first layer on its own: model/qwen3.rs `EARLY_SUBMIT_ROWS`). Also the asynchronous
 //! read-back, and per-dispatch GPU timestamps (profile.rs) when profiling is on.
 use super::WgpuBackend;
 use crate::backend::wgpu::kernel::KernelKey;
