@@ -18,7 +18,8 @@ use crate::dtype::DType;
 /// the staging memory). The order of sums is the same either way. `xkd` 0: token t's hi and lo
 /// are tile rows 2t and 2t + 1 (separate accumulator rows, added in `finish`); 1: x's hi rows and
 /// lo rows are two blocks of the tile rows, both multiplied into one accumulator, so a subgroup
-/// holds half the accumulators for its tokens (16-bit W only; another order of sums).
+/// holds half the accumulators for its tokens (16-bit W only; another order of sums). `ahead`:
+/// the steps a step's loads are issued ahead of its products, 1 or (one stage only) 2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Coop {
     pub wn: u32,
@@ -339,17 +340,29 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
     for (i, j) in tiles() {
         decl += &format!("var c{i}_{j} = coop_mat{t}x{t}<f32, C>();\n");
     }
-    let (mut load, mut stage) = (String::new(), String::new());
-    for j in 0..lw {
+    // a step's loads into the register set `r` (wr{j}, xr{j}), its staging from them, and zeros
+    // into them
+    let regs = |r: &str| {
+        let (mut load, mut stage, mut zero) = (String::new(), String::new(), String::new());
         let st = if quant { "stage_wq" } else { "stage_w" };
-        decl += &format!("var wv{j} = WREG();\n");
-        load += &format!("wv{j} = load_w(lid + {j}u * NT, n0, k0);\n");
-        stage += &format!("{st}(lid + {j}u * NT, wv{j}, sw);\n");
-    }
-    for j in 0..lx {
-        decl += &format!("var xv{j} = vec4<u32>();\n");
-        load += &format!("xv{j} = load_x(lid + {j}u * NT, m0, k0);\n");
-        stage += &format!("stage_x(lid + {j}u * NT, xv{j}, sx);\n");
+        for j in 0..lw {
+            load += &format!("w{r}{j} = load_w(lid + {j}u * NT, n0, k0);\n");
+            stage += &format!("{st}(lid + {j}u * NT, w{r}{j}, sw);\n");
+            zero += &format!("w{r}{j} = WREG();\n");
+        }
+        for j in 0..lx {
+            load += &format!("x{r}{j} = load_x(lid + {j}u * NT, m0, k0);\n");
+            stage += &format!("stage_x(lid + {j}u * NT, x{r}{j}, sx);\n");
+            zero += &format!("x{r}{j} = vec4<u32>();\n");
+        }
+        [load, stage, zero]
+    };
+    let sets: &[&str] = if c.ahead == 2 { &["v", "u"] } else { &["v"] };
+    for r in sets {
+        decl += &(0..lw).map(|j| format!("var w{r}{j} = WREG();\n")).collect::<String>();
+        decl += &(0..lx)
+            .map(|j| format!("var x{r}{j} = vec4<u32>();\n"))
+            .collect::<String>();
     }
     let mut mma = String::new();
     for jj in 0..bk / t / ks {
@@ -378,22 +391,11 @@ pub(super) fn coop_body_of(src: &str, c: Coop, aligned: bool, swiglu: bool, w: W
         mma += "}\n";
     }
     let main = match c.ahead {
-        2 => {
-            // the second set of load registers
-            let ren = |s: &str| s.replace("wv", "wu").replace("xv", "xu");
-            let mut zero = [String::new(), String::new()];
-            for j in 0..lw {
-                decl += &format!("var wu{j} = WREG();\n");
-                zero[0] += &format!("wv{j} = WREG();\n");
-            }
-            for j in 0..lx {
-                decl += &format!("var xu{j} = vec4<u32>();\n");
-                zero[0] += &format!("xv{j} = vec4<u32>();\n");
-            }
-            zero[1] = ren(&zero[0]);
-            two_ahead_loop([&load, &ren(&load)], [&stage, &ren(&stage)], &zero, &mma)
+        2 => two_ahead_loop([regs("v"), regs("u")], &mma),
+        _ => {
+            let [load, stage, _] = regs("v");
+            main_loop(c.nbuf, &load, &stage, &mma)
         }
-        _ => main_loop(c.nbuf, &load, &stage, &mma),
     };
     // split K: the raw sums go to the partials (linear_splitk.wgsl takes the swiglu)
     let finish = if quant {
@@ -464,15 +466,16 @@ fn main_loop(nbuf: u32, load: &str, stage: &str, mma: &str) -> String {
 /// u take turns, the loop two steps a trip. Its second step runs whatever the step count (the
 /// cooperative ops want uniform control flow): past K it stages zeros, whose products add +0 to
 /// accumulators that start at +0 and so never hold -0, which leaves every sum's bits as they were.
-fn two_ahead_loop(load: [&str; 2], stage: [&str; 2], zero: &[String; 2], mma: &str) -> String {
-    let next = |i: usize| format!("k0 += BK;\nif (k0 < ke) {{\n{}}} else {{\n{}}}\n", load[i], zero[i]);
-    let step = |i: usize| format!("workgroupBarrier();\n{}workgroupBarrier();\n{}{mma}", stage[i], next(i));
+/// `sets`: each register set's [load, stage, zero] (`coop_body_of`'s `regs`).
+fn two_ahead_loop(sets: [[String; 3]; 2], mma: &str) -> String {
+    let next = |[load, _, zero]: &[String; 3]| format!("k0 += BK;\nif (k0 < ke) {{\n{load}}} else {{\n{zero}}}\n");
+    let step = |set: &[String; 3]| format!("workgroupBarrier();\n{}workgroupBarrier();\n{}{mma}", set[1], next(set));
     format!(
         "let sw = 0u;\nlet sx = 0u;\nlet mw = 0u;\nlet mx = 0u;\n{}{}for (var s = 0u; s < steps; s += 2u) {{\n{}{}}}\n",
-        load[0],
-        next(1),
-        step(0),
-        step(1)
+        sets[0][0],
+        next(&sets[1]),
+        step(&sets[0]),
+        step(&sets[1])
     )
 }
 
