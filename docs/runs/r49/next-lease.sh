@@ -24,7 +24,7 @@ if [ "${PART}" = 1 ]; then
   # the greedy anchors an H100 (or H200) has never had: recorded after their oracle checks pass,
   # brought back to commit under tests/anchors/
   g; echo "=== g0 gate --bless $(t)"; timeout 100 /tmp/w/g0 gate --device wgpu:nvidia --bless 2>&1 | grep -E "FAIL|bless|anchor|passed" | cut -c1-160 | tail -6
-  for f in $(git status --porcelain tests/anchors | awk '{print $2}'); do cp -r $f $OUT/ 2>/dev/null; done
+  for f in $(find tests/anchors -name '*.json' -newermt "@$T0"); do cp $f $OUT/$(echo $f | tr / _); done
   echo "=== waiting for the build $(t)"; wait
   grep -E "STEP|rc|error" /tmp/peer-build.log | tail -20; cp /tmp/peer-build.log $OUT/ 2>/dev/null
 fi
