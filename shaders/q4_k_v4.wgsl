@@ -7,9 +7,8 @@
 
 const SLOTS = 8u;
 
-fn xv(e: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
-}
+// xv(e), x elements e .. e + 3 times UNLANES: qx_v4.wgsl (x as given) or qx_norm.wgsl (the rows
+// of a residual add + RMSNorm).
 
 struct X {
     l0: vec4<f32>, l1: vec4<f32>, l2: vec4<f32>, l3: vec4<f32>,

@@ -5,10 +5,8 @@
 
 const SLOTS = 2u;
 
-// x elements e .. e + 3 (relative to the binding offset), times UNLANES.
-fn xv(e: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>(x_v4[(p.offs[0].x + e) >> 2u]) * UNLANES;
-}
+// xv(e), x elements e .. e + 3 times UNLANES: qx_v4.wgsl (x as given) or qx_norm.wgsl (the rows
+// of a residual add + RMSNorm).
 
 struct X {
     a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>,

@@ -53,16 +53,17 @@ fn pair_sums(w: u32, d: u32, xa: X, xb: X, rows: vec4<u32>, rows2: vec4<u32>) ->
 
 #ifdef_sg
 #else_sg
-// Each thread's R sums into `red` (row r at r * WG + lid), then summed over each run of `width`
-// threads (li = lid's place in its run) into the run's first slot. Called by every thread.
+// Each thread's NSUMS sums (the R rows', then the entry's others) into `red` (sum r at
+// r * WG + lid), then summed over each run of `width` threads (li = lid's place in its run) into
+// the run's first slot. Called by every thread.
 fn tree_sums(sums: array<f32, 8>, lid: u32, li: u32, width: u32) {
-    for (var r = 0u; r < R; r++) {
+    for (var r = 0u; r < NSUMS; r++) {
         red[r * WG + lid] = sums[r];
     }
     workgroupBarrier();
     for (var s = width / 2u; s > 0u; s >>= 1u) {
         if (li < s) {
-            for (var r = 0u; r < R; r++) {
+            for (var r = 0u; r < NSUMS; r++) {
                 red[r * WG + lid] += red[r * WG + lid + s];
             }
         }

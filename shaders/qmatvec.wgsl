@@ -10,11 +10,29 @@
 // The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
 // Constants from quant/: WG, R, U, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
-// rows start on a word), SWIGLU_OUT (linear_swiglu: y [M, N / 2] is silu(gate) * up of each pair
-// of weight rows (2j, 2j + 1), both of one workgroup); from the type / lanes files: QK, SLOTS, struct X, xload, slot_dot;
-// `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
+// rows start on a word), SWIGLU_OUT (linear_swiglu, add_rms_norm_linear_swiglu: y [M, N / 2] is
+// silu(gate) * up of each pair of weight rows (2j, 2j + 1), both of one workgroup); in the `norm`
+// variant (quant/ keeps the lines between #ifdef_norm / #else_norm / #endif_norm of the variant
+// asked for: x is the rows of a residual add + RMSNorm, qx_norm.wgsl, whose sum of squares is
+// reduced after the R rows' sums (NS = 1) and scales them) also NW_OFFSET; from the type / lanes
+// files: QK, SLOTS, struct X, xload, slot_dot; `dots` from qdots.wgsl, `sg_sum` from sg_sum.wgsl.
 
-var<workgroup> red: array<f32, R * WG>;
+#ifdef_norm
+const NS = 1u;
+#else_norm
+const NS = 0u;
+#endif_norm
+const NSUMS = R + NS;
+var<workgroup> red: array<f32, NSUMS * WG>;
+
+// Output r's sum (after the reduction), times the row's RMS factor where x is normed rows
+fn y_of(r: u32) -> f32 {
+#ifdef_norm
+    return red[r * WG] * norm_scale(red[R * WG]);
+#else_norm
+    return red[r * WG];
+#endif_norm
+}
 
 @compute @workgroup_size(WG)
 fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -33,6 +51,9 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let mi = g / nb;
     let slots = (p.k / QK) * SLOTS;
     let xr = mi * p.k;
+#ifdef_norm
+    norm_row(xr, n0);
+#endif_norm
     let rows = rows_at(n0, 0u);
     let rows2 = rows_at(n0, 4u);
     var acc = vec4<f32>(0.0);
@@ -61,16 +82,19 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             acc2 += t.hi;
         }
     }
-    let sums = array<f32, 8>(acc.x, acc.y, acc.z, acc.w, acc2.x, acc2.y, acc2.z, acc2.w);
+    var sums = array<f32, 8>(acc.x, acc.y, acc.z, acc.w, acc2.x, acc2.y, acc2.z, acc2.w);
+#ifdef_norm
+    sums[R] = ss_part; // (R < 8 here: quant/)
+#endif_norm
 #ifdef_sg
-    for (var r = 0u; r < R; r++) {
+    for (var r = 0u; r < NSUMS; r++) {
         let s = sg_sum(sums[r], sgs);
         if (sgi == 0u) {
             red[r * WG + sgid] = s;
         }
     }
     workgroupBarrier();
-    if (lid < R) {
+    if (lid < NSUMS) {
         var t = 0.0;
         for (var s = 0u; s < nsg; s++) {
             t += red[lid * WG + s];
@@ -85,10 +109,10 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         // rows n0 + 2j, n0 + 2j + 1 are gate and up of output n0 / 2 + j (R, n0 and N even), as
         // swiglu_pairs.wgsl computes it
         if (lid < R / 2u && n0 + 2u * lid + 1u < p.n) {
-            let g = red[2u * lid * WG];
-            st_y(mi * (p.n / 2u) + n0 / 2u + lid, g / (1.0 + exp(-g)) * red[(2u * lid + 1u) * WG]);
+            let g = y_of(2u * lid);
+            st_y(mi * (p.n / 2u) + n0 / 2u + lid, g / (1.0 + exp(-g)) * y_of(2u * lid + 1u));
         }
     } else if (lid < R && n0 + lid < p.n) {
-        st_y(mi * p.n + n0 + lid, red[lid * WG]);
+        st_y(mi * p.n + n0 + lid, y_of(lid));
     }
 }

@@ -14,6 +14,7 @@ const NG = WG / GL;
 var<workgroup> xs: array<vec4<u32>, KC / 32u * 7u>;
 #ifdef_sg
 #else_sg
+const NSUMS = R; // (qdots.wgsl's tree: the rows' sums only)
 var<workgroup> red: array<f32, R * WG>;
 #endif_sg
 

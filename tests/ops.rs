@@ -137,6 +137,13 @@ fn portability(wgpu: &[Arc<WgpuBackend>], filtering: bool) -> bool {
 ///       patched to silu(-gate): the cases with the epilogue red, the others green.
 ///   teeth::qmatvec_swiglu_pair_swapped::linear_swiglu[..]   shaders/qmatvec.wgsl's swiglu
 ///       epilogue patched to take the up row as the gate: every quantized decode case red.
+///   The same three as add_rms_norm_linear's for a block-quantized weight (the quantized matvec
+///   reading x through shaders/qx_norm.wgsl): qnorm_row_length_short and qnorm_unit_offset_dropped
+///   patch qx_norm.wgsl, qnorm_swiglu_sign_flipped qmatvec.wgsl's epilogue; qnorm_sum_b_dropped
+///   makes qx_norm.wgsl store a as the sum instead of a + b: every case red (its sum output); and
+///   qnorm_v4_b_as_a makes its 16-byte loads read a in place of b: the cases on the vec4 lanes
+///   (q4_k, q8_0 rows on 16 bytes) with an f32 norm weight red, the element loads' cases green.
+///   A case the device refuses (a q4_k matrix on the integer-dot lanes) is skipped.
 ///   teeth::split_partial_dropped::linear_add_rms_norm[..]   shaders/linear_add_rms_norm.wgsl
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
@@ -273,8 +280,38 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
     let qswiglu = Arc::new(Patched::new(
         "qmatvec_swiglu_pair_swapped",
         "qmatvec.wgsl",
-        "let g = red[2u * lid * WG];",
-        "let g = red[(2u * lid + 1u) * WG];",
+        "let g = y_of(2u * lid);",
+        "let g = y_of(2u * lid + 1u);",
+    ));
+    let qnorm_len = Arc::new(Patched::new(
+        "qnorm_row_length_short",
+        "qx_norm.wgsl",
+        "ss / f32(p.k) + bitcast<f32>(p._p0)",
+        "ss / f32(p.k - 2u) + bitcast<f32>(p._p0)",
+    ));
+    let qnorm_unit = Arc::new(Patched::new(
+        "qnorm_unit_offset_dropped",
+        "qx_norm.wgsl",
+        "w += vec4<f32>(1.0);",
+        "w += vec4<f32>(0.0);",
+    ));
+    let qnorm_swiglu = Arc::new(Patched::new(
+        "qnorm_swiglu_sign_flipped",
+        "qmatvec.wgsl",
+        "g / (1.0 + exp(-g)) * y_of(2u * lid + 1u)",
+        "g / (1.0 + exp(g)) * y_of(2u * lid + 1u)",
+    ));
+    let qnorm_sum = Arc::new(Patched::new(
+        "qnorm_sum_b_dropped",
+        "qx_norm.wgsl",
+        "put_sum(e, t);",
+        "put_sum(e, a4(e));",
+    ));
+    let qnorm_v4 = Arc::new(Patched::new(
+        "qnorm_v4_b_as_a",
+        "qx_norm.wgsl",
+        "b_v4[(p.offs[0].w + e) >> 2u]",
+        "x_v4[(p.offs[0].x + e) >> 2u]",
     ));
     let split_sum = Arc::new(Patched::new(
         "split_partial_dropped",
@@ -316,6 +353,21 @@ fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 case.inputs[0].desc.shape[0] >= wgllm::op::GDN_CHUNK,
             )],
             Op::RmsNorm { eps: e, .. } => vec![(Tooth::Patched(eps.clone()), *e >= 1e-2)],
+            Op::AddRmsNormLinear {
+                unit_offset, swiglu, ..
+            } if case.inputs[3].desc.dtype.is_quant() => vec![
+                (Tooth::Patched(qnorm_len.clone()), true),
+                (Tooth::Patched(qnorm_unit.clone()), *unit_offset),
+                (Tooth::Patched(qnorm_swiglu.clone()), *swiglu),
+                (Tooth::Patched(qnorm_sum.clone()), true),
+                // the vec4 lanes: q4_k and q8_0 rows on 16 bytes (every case's weight starts at 0)
+                (Tooth::Patched(qnorm_v4.clone()), {
+                    let w = &case.inputs[3].desc;
+                    matches!(w.dtype, wgllm::dtype::DType::Q4K | wgllm::dtype::DType::Q8_0)
+                        && w.dtype.nbytes(w.shape[1]) % 16 == 0
+                        && case.inputs[2].desc.dtype == wgllm::dtype::DType::F32
+                }),
+            ],
             Op::AddRmsNormLinear {
                 unit_offset, swiglu, ..
             } => vec![

@@ -56,10 +56,13 @@ pub(super) struct AddNorm<'a> {
 
 /// The MLP after its norm: out = swiglu(h Wgate_upᵀ) Wdownᵀ, the stacked projection's (gate, up)
 /// pairs into `gate_up`, and `then` of out (pending, or recorded with the down projection:
-/// `Normed::after_linear`). Where the device fuses the swiglu into the projection's epilogue
+/// `Normed::after_linear`). Where `h` is a pending add + norm and the device reads it inside the
+/// projection with the swiglu in its epilogue (`AddRmsNormLinear`, a lone decode step) that, one
+/// dispatch; else where the device fuses the swiglu into the projection's epilogue
 /// (`LinearSwiGlu`: the tensor-core linear, which a batch-invariant engine takes at every M or
-/// never) that, then the down projection from `act`; else the projection (with the norm read
-/// inside it where `h` is a pending add + norm and the device fuses them), then `swiglu_down`.
+/// never, or a quantized W's matvec) the rows, then that; either way then the down projection
+/// from `act`. Else the projection (with the norm read inside it where the device fuses them),
+/// then `swiglu_down`.
 pub(super) fn mlp<'a>(
     dev: &dyn Backend,
     h: &normed::Normed,
@@ -81,15 +84,16 @@ pub(super) fn mlp<'a>(
         } = then;
         normed::Normed::after_linear(dev, op, [act, w_down], [a, nw], [out, sum, h], fusions)
     };
+    // a pending add + norm, the projection and its swiglu in one dispatch (a lone decode step);
+    // asked first, as a quantized W's LinearSwiGlu would record the add + norm apart
+    if h.linear_swiglu(dev, w_gate_up, act)? {
+        return down(act);
+    }
     if dev
         .supports(&OpDesc::of(&Op::LinearSwiGlu, &[h.tensor(), w_gate_up], &[act]))
         .is_yes()
     {
         dev.run(&Op::LinearSwiGlu, &[h.rows(dev)?, w_gate_up], &[act])?;
-        return down(act);
-    }
-    // a pending add + norm, the projection and its swiglu in one dispatch (a lone decode step)
-    if h.linear_swiglu(dev, w_gate_up, act)? {
         return down(act);
     }
     h.linear(dev, w_gate_up, gate_up)?;

@@ -17,6 +17,9 @@ pub enum Access {
     /// Read as `{name}_v4: array<vec4<u32>>` (16-byte loads; no typed accessors): the buffer is
     /// sized in whole 16-byte units (`alloc_tensor`), the kernel adds the offsets itself.
     Read4,
+    /// Written as `{name}_v4: array<vec4<u32>>` (16-byte stores of whole 4-element runs; no typed
+    /// accessors, the kernel adds the offsets itself), sized like `Read4`.
+    Write4,
     Write,
     /// Words read and written only through atomics (`atld_{name}(i)`, `atst_{name}(i, v)`,
     /// `atadd_{name}(i, v)`, offsets added): what one workgroup hands another inside a dispatch.
@@ -47,6 +50,13 @@ pub fn read4(name: &'static str, dtype: DType) -> Binding {
         name,
         dtype,
         access: Access::Read4,
+    }
+}
+pub fn write4(name: &'static str, dtype: DType) -> Binding {
+    Binding {
+        name,
+        dtype,
+        access: Access::Write4,
     }
 }
 pub fn atomic(name: &'static str) -> Binding {
@@ -121,6 +131,12 @@ pub fn generate_with(common: &str, key: &KernelKey, body: &str, consts: &[(&str,
                 let _ = writeln!(
                     s,
                     "@group(0) @binding({slot}) var<storage, read> {n}_v4: array<vec4<u32>>;"
+                );
+            }
+            Access::Write4 => {
+                let _ = writeln!(
+                    s,
+                    "@group(0) @binding({slot}) var<storage, read_write> {n}_v4: array<vec4<u32>>;"
                 );
             }
             Access::Atomic => {

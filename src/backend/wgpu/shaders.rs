@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Every file under shaders/, by name (tests check the table against the directory).
-pub const FILES: [(&str, &str); 88] = [
+pub const FILES: [(&str, &str); 91] = [
     ("add_rms_norm.wgsl", include_str!("../../../shaders/add_rms_norm.wgsl")),
     ("argmax.wgsl", include_str!("../../../shaders/argmax.wgsl")),
     ("attention.wgsl", include_str!("../../../shaders/attention.wgsl")),
@@ -188,6 +188,9 @@ pub const FILES: [(&str, &str); 88] = [
     ("qdots.wgsl", include_str!("../../../shaders/qdots.wgsl")),
     ("qembed.wgsl", include_str!("../../../shaders/qembed.wgsl")),
     ("qlanes.wgsl", include_str!("../../../shaders/qlanes.wgsl")),
+    ("qx_norm.wgsl", include_str!("../../../shaders/qx_norm.wgsl")),
+    ("qx_v4.wgsl", include_str!("../../../shaders/qx_v4.wgsl")),
+    ("qx_words.wgsl", include_str!("../../../shaders/qx_words.wgsl")),
     ("qmatvec.wgsl", include_str!("../../../shaders/qmatvec.wgsl")),
     ("qmatvec_xs.wgsl", include_str!("../../../shaders/qmatvec_xs.wgsl")),
     ("rms_norm.wgsl", include_str!("../../../shaders/rms_norm.wgsl")),
@@ -276,13 +279,24 @@ impl Sources {
 /// Keeps the lines of `#ifdef_sg .. #else_sg .. #endif_sg` blocks that belong to `sg` (the
 /// subgroup variants of the float and quantized matvec entries).
 pub fn select_sg(src: &str, sg: bool) -> String {
+    select(src, "sg", sg)
+}
+
+/// Keeps the lines of `#ifdef_{flag} .. #else_{flag} .. #endif_{flag}` blocks that belong to `on`
+/// (a kernel's variants that differ in what they declare, which a WGSL constant cannot switch).
+pub fn select(src: &str, flag: &str, on: bool) -> String {
+    let (ifdef, els, endif) = (
+        format!("#ifdef_{flag}"),
+        format!("#else_{flag}"),
+        format!("#endif_{flag}"),
+    );
     let mut out = String::with_capacity(src.len());
     let mut keep = true;
     for line in src.lines() {
         match line.trim() {
-            "#ifdef_sg" => keep = sg,
-            "#else_sg" => keep = !sg,
-            "#endif_sg" => keep = true,
+            t if t == ifdef => keep = on,
+            t if t == els => keep = !on,
+            t if t == endif => keep = true,
             _ if keep => {
                 out.push_str(line);
                 out.push('\n');

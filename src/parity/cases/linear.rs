@@ -226,9 +226,10 @@ fn swiglu_one(w: DType, (m, k, n): (usize, usize, usize)) -> Case {
 /// sum, weights in every float dtype, the norm weight f32 or bf16, plain and 1 + w; a decode step
 /// at Qwen3-0.6B's q/k/v and gate/up shapes, a step of 3 and 4 rows (x rows a workgroup), a K of
 /// one pair a thread or less, N edges inside a workgroup's rows. With the swiglu epilogue: the
-/// gate/up shape, and even N (pairs) with edges inside a workgroup's rows.
+/// gate/up shape, and even N (pairs) with edges inside a workgroup's rows. Then every
+/// block-quantized weight type (`quant_norm_cases`).
 pub fn add_norm_cases() -> Vec<Case> {
-    let mut v = Vec::new();
+    let mut v = quant_norm_cases();
     let plain = [
         (1, 1024, 4096),
         (1, 1024, 6144),
@@ -241,42 +242,90 @@ pub fn add_norm_cases() -> Vec<Case> {
     for ((m, k, n), swiglu) in plain.into_iter().chain(pairs) {
         for w in FLOATS {
             for (nw, unit) in [(DType::F32, false), (DType::BF16, true)] {
-                let tag = format!(
-                    "w{w}-nw{nw}{},N{n}{}",
-                    if unit { "+1" } else { "" },
-                    if swiglu { ",swiglu" } else { "" }
-                );
-                let s = seed(&format!("anlin{tag}{m}{k}"));
-                v.push(Case::new(
-                    "add_rms_norm_linear",
-                    &tag,
-                    Op::AddRmsNormLinear {
-                        eps: 1e-6,
-                        unit_offset: unit,
-                        swiglu,
-                    },
-                    vec![
-                        input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
-                        input(DType::F32, &[m, k], Init::Normal { seed: s + 1, std: 0.5 }),
-                        input(nw, &[k], Init::Normal { seed: s + 2, std: 0.3 }),
-                        input(
-                            w,
-                            &[n, k],
-                            Init::Normal {
-                                seed: s ^ 7,
-                                std: 1.0 / (k as f32).sqrt(),
-                            },
-                        ),
-                    ],
-                    vec![
-                        TensorDesc::new(DType::F32, &[m, k]),
-                        TensorDesc::new(DType::F32, &[m, if swiglu { n / 2 } else { n }]),
-                    ],
-                ));
+                let init = |s: u64| Init::Normal {
+                    seed: s ^ 7,
+                    std: 1.0 / (k as f32).sqrt(),
+                };
+                v.push(add_norm_case("anlin", w, init, (m, k, n), swiglu, nw, unit));
             }
         }
     }
     v
+}
+
+/// add_rms_norm_linear with a block-quantized w (valid random blocks, `Init::QuantBlocks`): every
+/// quant type at K = 1024 (Qwen3-0.6B's hidden size: the wgpu matvec's vec4 lanes for q4_k and
+/// q8_0, the word lanes for the rest), rows of 3 and 4 with N edges inside a workgroup's rows, a
+/// 32-element type's odd number of blocks, the swiglu epilogue with even N; the norm weight f32
+/// (plain) or bf16 (1 + w), and for q4_k and q8_0 also f32 1 + w (the vec4 lanes read a, b and an
+/// f32 nw 16 bytes at a time, a bf16 nw element by element). And a q4_k matrix the plain linear gives the integer-dot lanes
+/// (2048 x 2048), which the wgpu device refuses by name (add_rms_norm, then the linear).
+fn quant_norm_cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for q in DType::QUANTS {
+        let mut shapes = vec![
+            ((1, 1024, 96), false),
+            ((3, 256, 67), false),
+            ((4, 512, 33), false),
+            ((1, 1024, 128), true),
+            ((3, 256, 70), true),
+        ];
+        if q.block().0 == 32 {
+            shapes.push(((2, 96, 13), false));
+        }
+        if q == DType::Q4K {
+            shapes.push(((1, 2048, 2048), false));
+        }
+        let mut nws = vec![(DType::F32, false), (DType::BF16, true)];
+        if matches!(q, DType::Q4K | DType::Q8_0) {
+            nws.push((DType::F32, true));
+        }
+        for ((m, k, n), swiglu) in shapes {
+            for &(nw, unit) in &nws {
+                let init = |s: u64| Init::QuantBlocks { seed: s ^ 7 };
+                v.push(add_norm_case("qanlin", q, init, (m, k, n), swiglu, nw, unit));
+            }
+        }
+    }
+    v
+}
+
+/// One add_rms_norm_linear case: a and b [m, k], the norm weight `nw` (1 + w where `unit`), the
+/// weight [n, k] of dtype `w` drawn by `init` from the case's seed (whose name starts `prefix`).
+fn add_norm_case(
+    prefix: &str,
+    w: DType,
+    init: impl Fn(u64) -> Init,
+    (m, k, n): (usize, usize, usize),
+    swiglu: bool,
+    nw: DType,
+    unit: bool,
+) -> Case {
+    let tag = format!(
+        "w{w}-nw{nw}{},N{n}{}",
+        if unit { "+1" } else { "" },
+        if swiglu { ",swiglu" } else { "" }
+    );
+    let s = seed(&format!("{prefix}{tag}{m}{k}"));
+    Case::new(
+        "add_rms_norm_linear",
+        &tag,
+        Op::AddRmsNormLinear {
+            eps: 1e-6,
+            unit_offset: unit,
+            swiglu,
+        },
+        vec![
+            input(DType::F32, &[m, k], Init::Normal { seed: s, std: 1.0 }),
+            input(DType::F32, &[m, k], Init::Normal { seed: s + 1, std: 0.5 }),
+            input(nw, &[k], Init::Normal { seed: s + 2, std: 0.3 }),
+            input(w, &[n, k], init(s)),
+        ],
+        vec![
+            TensorDesc::new(DType::F32, &[m, k]),
+            TensorDesc::new(DType::F32, &[m, if swiglu { n / 2 } else { n }]),
+        ],
+    )
 }
 
 /// linear_add_rms_norm (a projection, then the residual add + RMSNorm of its output), under

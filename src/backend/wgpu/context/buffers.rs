@@ -26,7 +26,7 @@ impl WgpuBackend {
                     format!("{}: the element count overflows; {TRY}", what()),
                 )
             })?;
-        // whole 16-byte units, so a buffer can be read as vec4<u32> words (kernel::Access::Read4)
+        // whole 16-byte units, so a buffer can be read or written as vec4<u32> words (kernel::Access::Read4, Write4)
         let bytes = qlayout::device_bytes(dtype, n).div_ceil(16).max(1) as u64 * 16;
         if bytes > self.caps.max_buffer {
             return Err(self.device_error(

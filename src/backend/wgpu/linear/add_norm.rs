@@ -1,5 +1,6 @@
 //! add_rms_norm_linear on the matvec: a residual add + RMSNorm read inside the projection that
-//! follows it (shaders/matvec_norm.wgsl), so a one-token step records one dispatch where it
+//! follows it (shaders/matvec_norm.wgsl; for a block-quantized W the quantized matvec with
+//! shaders/qx_norm.wgsl, quant/), so a one-token step records one dispatch where it
 //! recorded two, and the projection does not wait on a one-workgroup norm kernel. The norm is a
 //! per-row scale: the matvec sums (a + b) * nw against each weight row and, from the same loads,
 //! the row's sum of squares, then scales its outputs. Only for a lone sequence's steps (batch
@@ -23,10 +24,10 @@ const MAX_M: usize = 4;
 pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let (a, bb, nw, w) = (&desc.inputs[0], &desc.inputs[1], &desc.inputs[2], &desc.inputs[3]);
     let (sum, y) = (&desc.outputs[0], &desc.outputs[1]);
-    if [a.dtype, bb.dtype, sum.dtype] != [DType::F32; 3] || w.dtype.is_quant() || nw.dtype.is_quant() {
+    if [a.dtype, bb.dtype, sum.dtype] != [DType::F32; 3] || nw.dtype.is_quant() {
         return Support::No(format!(
-            "the fused matvec reads f32 a and b into an f32 sum, float weights (got a {}, b {}, sum {}, w {})",
-            a.dtype, bb.dtype, sum.dtype, w.dtype
+            "the fused matvec reads f32 a and b into an f32 sum, a float norm weight (got a {}, b {}, sum {}, nw {})",
+            a.dtype, bb.dtype, sum.dtype, nw.dtype
         ));
     }
     let (m, k) = (a.shape[0], w.shape[1]);
@@ -42,7 +43,11 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
     }
     let n = w.shape[0];
     let swiglu = matches!(desc.op, Op::AddRmsNormLinear { swiglu: true, .. });
-    if swiglu && !matches!(norm_plan(b, (m, k, n), true), Plan::Matvec { r, .. } if r % 2 == 0) {
+    if w.dtype.is_quant() {
+        if let Support::No(why) = crate::backend::wgpu::quant::supports_add_norm(b, w, swiglu) {
+            return Support::No(why);
+        }
+    } else if swiglu && !matches!(norm_plan(b, (m, k, n), true), Plan::Matvec { r, .. } if r % 2 == 0) {
         return Support::No(format!(
             "the swiglu epilogue takes a (gate, up) pair in one workgroup: the matvec plan for {m} x {k} x {n} \
              has an odd number of weight rows a workgroup"
@@ -77,6 +82,9 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
     }
     if m == 0 || n == 0 {
         return Ok(());
+    }
+    if i[3].dtype.is_quant() {
+        return crate::backend::wgpu::quant::record_add_norm(b, op, i, o);
     }
     let nm = NormIn {
         eps,

@@ -2,8 +2,8 @@
 //! constants and key for a plan, and the xlimbs.wgsl pre-pass where the lanes need it.
 use super::plan::{matvec_plan, xs_chunk, xs_shape, Kind, Lanes};
 use super::{x_kind, Params, LIMB_WORDS};
-use crate::backend::wgpu::kernel::{grid, read, read4, write, KernelKey};
-use crate::backend::wgpu::shaders::select_sg;
+use crate::backend::wgpu::kernel::{grid, read, read4, write, write4, KernelKey};
+use crate::backend::wgpu::shaders::{select, select_sg};
 use crate::backend::wgpu::WgpuBackend;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -37,25 +37,51 @@ fn v4_src(d: DType) -> &'static str {
     }
 }
 
-/// The WGSL body (common + type + entry) on `b`'s sources, built once per (source set, kind,
-/// dtype) for the process.
-pub(super) fn body(b: &WgpuBackend, kind: Kind, d: DType) -> &'static str {
-    static CACHE: OnceLock<Mutex<HashMap<(u64, Kind, DType), &'static str>>> = OnceLock::new();
-    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
-    cache
-        .entry((b.sources_id(), kind, d))
-        .or_insert_with(|| Box::leak(build_body(&|name| b.source(name), kind, d).into_boxed_str()))
+/// Where a matvec's lanes read x from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum XIn {
+    /// x as given (qx_v4.wgsl, qx_words.wgsl)
+    Given,
+    /// The rows of a residual add + RMSNorm (qx_norm.wgsl), a, b and nw read element by element
+    Norm,
+    /// The same on the vec4 lanes with a, b, nw and sum f32 starting on 16 bytes: 16-byte loads
+    /// and stores (qx_norm.wgsl's `nv4` variant)
+    NormV4,
 }
 
-/// The WGSL body of `kind` for dtype `d` from the shader files `s` gives by name.
-pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) -> String {
+/// The WGSL body (common + type + entry) on `b`'s sources, built once per (source set, kind,
+/// dtype, x) for the process.
+pub(super) fn body(b: &WgpuBackend, kind: Kind, d: DType, xin: XIn) -> &'static str {
+    type Bodies = HashMap<(u64, Kind, DType, XIn), &'static str>;
+    static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
+    cache
+        .entry((b.sources_id(), kind, d, xin))
+        .or_insert_with(|| Box::leak(build_body(&|name| b.source(name), kind, d, xin).into_boxed_str()))
+}
+
+/// The WGSL body of `kind` for dtype `d` from the shader files `s` gives by name; `xin` says
+/// where the matvec's lanes read x (normed rows: the vec4 or word lanes only, the vec4 loads of
+/// a, b and nw on the vec4 lanes only).
+pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, xin: XIn) -> String {
     let (ty, extra) = type_src(d);
     let (qdots, matvec) = (s("qdots.wgsl"), s("qmatvec.wgsl"));
+    let norm = xin != XIn::Given;
+    // where the lanes read x: as given, or normed rows
+    let x = |given: &'a str| if norm { s("qx_norm.wgsl") } else { s(given) };
     let entry = match kind {
         Kind::Matvec { sg, lanes } => {
+            assert!(
+                !norm || matches!(lanes, Lanes::Words | Lanes::V4),
+                "quant: normed x on {lanes:?} lanes"
+            );
+            assert!(
+                xin != XIn::NormV4 || lanes == Lanes::V4,
+                "quant: 16-byte normed x on {lanes:?} lanes"
+            );
             let src = match lanes {
-                Lanes::Words => format!("{}\n{qdots}\n{matvec}", s("qlanes.wgsl")),
-                Lanes::V4 => format!("{}\n{qdots}\n{matvec}", s(v4_src(d))),
+                Lanes::Words => format!("{}\n{}\n{qdots}\n{matvec}", x("qx_words.wgsl"), s("qlanes.wgsl")),
+                Lanes::V4 => format!("{}\n{}\n{qdots}\n{matvec}", x("qx_v4.wgsl"), s(v4_src(d))),
                 Lanes::Limbs => format!("{XLIMB_BOUND}{}\n{qdots}\n{matvec}", s("q4_k_dp.wgsl")),
                 Lanes::LimbsWg => format!(
                     "{}\n{}\n{qdots}\n{}",
@@ -64,7 +90,7 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) 
                     s("qmatvec_xs.wgsl")
                 ),
             };
-            let src = select_sg(&src, sg);
+            let src = select(&select(&select_sg(&src, sg), "norm", norm), "nv4", xin == XIn::NormV4);
             match sg {
                 true => format!("{}\n{src}", s("sg_sum.wgsl")),
                 false => src,
@@ -75,10 +101,34 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType) 
     format!("{}\n{extra}{}\n{entry}", s("qcommon.wgsl"), s(ty))
 }
 
+/// add_rms_norm_linear's operands besides x (a) and W: the matvec reads x as rms_norm(a + b, nw)
+/// and stores a + b into `sum` (qx_norm.wgsl).
+pub(super) struct QNorm<'a> {
+    pub eps: f32,
+    pub unit_offset: bool,
+    pub b: &'a Tensor,
+    pub nw: &'a Tensor,
+    pub sum: &'a Tensor,
+}
+
+impl QNorm<'_> {
+    /// How lanes `lanes` read the normed rows of a: 16 bytes at a time on the vec4 lanes where
+    /// a, b, nw and sum are f32 and each starts on 16 bytes (a vec4 of x three loads, not
+    /// twelve), else element by element.
+    pub(super) fn xin(&self, lanes: Lanes, a: &Tensor) -> XIn {
+        let v4 = |t: &Tensor| t.dtype == DType::F32 && t.offset % 4 == 0;
+        match lanes == Lanes::V4 && [a, self.b, self.nw, self.sum].into_iter().all(v4) {
+            true => XIn::NormV4,
+            false => XIn::Norm,
+        }
+    }
+}
+
 /// Records y = x · Wᵀ through `kind`, in the workgroup shape of `plan.rs` unless `shape` gives
 /// the threads and rows (tests), with qmatvec_xs's chunk of x at most `kc_cap` elements where
 /// given (tests: a K of several chunks). With `swiglu` (the qmatvec entry, an even R) y [M, N / 2]
-/// is the swiglu of each (gate, up) pair of outputs.
+/// is the swiglu of each (gate, up) pair of outputs; with `norm`, x is the rows of a residual
+/// add + RMSNorm (add_rms_norm_linear; the vec4 or word lanes).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_linear(
     b: &WgpuBackend,
@@ -89,6 +139,7 @@ pub(super) fn launch_linear(
     x: &Tensor,
     w: &Tensor,
     y: &Tensor,
+    norm: Option<&QNorm>,
 ) -> Result<()> {
     let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
@@ -96,6 +147,14 @@ pub(super) fn launch_linear(
         ("X_KIND", format!("{}u", x_kind(x.dtype))),
         ("X_ALIGNED", x_aligned.to_string()),
     ];
+    let nw_offset = norm.is_some_and(|nm| nm.unit_offset);
+    let xin = match (kind, norm) {
+        (Kind::Matvec { lanes, .. }, Some(nm)) => nm.xin(lanes, x),
+        _ => XIn::Given,
+    };
+    if norm.is_some() {
+        consts.push(("NW_OFFSET", nw_offset.to_string()));
+    }
     let (entry, groups, variant) = match kind {
         Kind::Matvec {
             sg,
@@ -130,6 +189,12 @@ pub(super) fn launch_linear(
                     "linear_swiglu: {r} rows a workgroup over N = {n} split (gate, up) pairs"
                 )));
             }
+            // the normed rows' sum of squares takes the slot after the R rows' sums (of 8)
+            if norm.is_some() && r >= 8 {
+                return Err(Error::Other(format!(
+                    "add_rms_norm_linear: {r} weight rows a workgroup (the fused matvec takes fewer than 8)"
+                )));
+            }
             consts.extend([
                 ("WG", format!("{wg}u")),
                 ("R", format!("{r}u")),
@@ -140,14 +205,22 @@ pub(super) fn launch_linear(
                 "qmatvec",
                 n.div_ceil(r as usize) * m,
                 format!(
-                    "wg{wg}r{r}u{u}{}{}{}",
+                    "wg{wg}r{r}u{u}{}{}{}{}",
                     if sg { "sg" } else { "" },
                     match lanes {
                         Lanes::Limbs => "dp",
                         Lanes::V4 => "v4",
                         _ => "",
                     },
-                    if swiglu { "so" } else { "" }
+                    if swiglu { "so" } else { "" },
+                    // (the norm weight's 1 + w is a constant of the kernel)
+                    match xin {
+                        XIn::Given => "",
+                        XIn::Norm if nw_offset => "n1",
+                        XIn::Norm => "n",
+                        XIn::NormV4 if nw_offset => "n1v",
+                        XIn::NormV4 => "nv",
+                    }
                 ),
             )
         }
@@ -156,36 +229,57 @@ pub(super) fn launch_linear(
     if groups > u32::MAX as usize {
         return Err(Error::Other(format!("linear: {groups} workgroups")));
     }
-    let key = KernelKey {
-        entry,
-        bindings: vec![
-            match kind {
-                Kind::Matvec {
-                    lanes: Lanes::V4 | Lanes::LimbsWg,
-                    ..
-                } => read4("x", x.dtype),
-                Kind::Matvec {
-                    lanes: Lanes::Limbs, ..
-                } => read4("x", DType::U32),
-                _ => read("x", x.dtype),
-            },
-            read4("w", w.dtype),
-            write("y", y.dtype),
-        ],
-        variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
-    };
-    let p = Params::linear(x, w, y)?;
+    let mut bindings = vec![
+        match kind {
+            // (normed rows: 16 bytes at a time or element by element, qx_norm.wgsl)
+            _ if xin == XIn::NormV4 => read4("x", x.dtype),
+            _ if xin == XIn::Norm => read("x", x.dtype),
+            Kind::Matvec {
+                lanes: Lanes::V4 | Lanes::LimbsWg,
+                ..
+            } => read4("x", x.dtype),
+            Kind::Matvec {
+                lanes: Lanes::Limbs, ..
+            } => read4("x", DType::U32),
+            _ => read("x", x.dtype),
+        },
+        read4("w", w.dtype),
+        write("y", y.dtype),
+    ];
+    let mut p = Params::linear(x, w, y)?;
     let xb = match kind {
         Kind::Matvec {
             lanes: Lanes::Limbs, ..
         } => x_limbs(b, x)?,
         _ => x.clone(),
     };
+    let mut tensors = vec![&xb, w, y];
+    if let Some(nm) = norm {
+        bindings.extend(match xin {
+            XIn::NormV4 => [
+                read4("b", nm.b.dtype),
+                read4("nw", nm.nw.dtype),
+                write4("sum", nm.sum.dtype),
+            ],
+            _ => [
+                read("b", nm.b.dtype),
+                read("nw", nm.nw.dtype),
+                write("sum", nm.sum.dtype),
+            ],
+        });
+        tensors.extend([nm.b, nm.nw, nm.sum]);
+        p.pad[0] = nm.eps.to_bits();
+    }
+    let key = KernelKey {
+        entry,
+        bindings,
+        variant: format!("{variant}{}", if x_aligned { "a" } else { "" }),
+    };
     b.dispatch(
         &key,
-        || (body(b, kind, w.dtype).to_string(), consts.to_vec()),
+        || (body(b, kind, w.dtype, xin).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
-        &[&xb, w, y],
+        &tensors,
         grid(groups as u32),
     )
 }

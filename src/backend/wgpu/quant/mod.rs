@@ -35,12 +35,12 @@ use super::kernel::{grid, read, read4, write, KernelKey};
 use super::{Support, WgpuBackend};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::op::{Op, OpDesc};
+use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::Tensor;
 use bytemuck::{Pod, Zeroable};
 pub(super) use launch::type_src;
-use launch::{body, launch_linear};
-use plan::{lanes, sg32, Kind, Lanes};
+use launch::{body, launch_linear, QNorm, XIn};
+use plan::{lanes, limb_sized, sg32, v4_rows, Kind, Lanes};
 
 /// u32 words of x limbs a 32-element block (xlimbs.wgsl).
 const LIMB_WORDS: usize = 28;
@@ -152,7 +152,7 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
             lanes: l,
         },
     };
-    launch_linear(b, kind, None, None, false, x, w, y)
+    launch_linear(b, kind, None, None, false, x, w, y, None)
 }
 
 /// linear_swiglu with a quantized w: y[M, N / 2] = the swiglu of each (gate, up) pair of x · Wᵀ.
@@ -174,11 +174,76 @@ pub fn record_linear_swiglu(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Re
             sg: b.caps.subgroup,
             lanes: l,
         };
-        return launch_linear(b, kind, None, None, true, x, w, y);
+        return launch_linear(b, kind, None, None, true, x, w, y, None);
     }
     let gate_up = b.scratch("linear-swiglu-pairs", DType::F32, m * n)?.reshape(&[m, n])?;
     record_linear(b, &[x, w], &[&gate_up])?;
     super::elementwise::record(b, &Op::SwiGlu, &[&gate_up], &[y])
+}
+
+/// The lanes of add_rms_norm_linear's matvec over this quantized weight: the vec4 lanes where
+/// the type has them and w's rows start on 16 bytes, else the word lanes (both read x as floats).
+fn norm_lanes(w: &Tensor) -> Result<Lanes> {
+    Ok(match v4_rows(w)? {
+        true => Lanes::V4,
+        false => Lanes::Words,
+    })
+}
+
+/// Whether add_rms_norm_linear's matvec takes this quantized weight [N, K]: its lanes read x
+/// element by element (the vec4 or the word lanes), so a q4_k matrix that the plain linear gives
+/// the integer-dot lanes (faster there than x read as floats) keeps add_rms_norm and the linear
+/// apart; its workgroups hold fewer than 8 weight rows (the row's sum of squares takes the
+/// slot after theirs) and, with the swiglu epilogue, whole (gate, up) pairs.
+pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc, swiglu: bool) -> Support {
+    let (n, k) = (w.shape[0], w.shape[1]);
+    if limb_sized(b, w.dtype, n, k) {
+        return Support::No(format!(
+            "add_rms_norm_linear: a {} weight [{n}, {k}] takes the integer-dot lanes, which read x as limbs of \
+             the stored rows: add_rms_norm, then the linear",
+            w.dtype
+        ));
+    }
+    // (the lanes' plans differ only in the limb lanes' shapes, refused above)
+    let r = plan::matvec_plan(n, k, Lanes::Words).1;
+    if r >= 8 || (swiglu && (r % 2 != 0 || n % 2 != 0)) {
+        return Support::No(format!(
+            "add_rms_norm_linear: a {} weight [{n}, {k}] takes {r} rows a workgroup: the fused matvec takes fewer \
+             than 8{}; add_rms_norm, then the linear",
+            w.dtype,
+            if swiglu { ", whole (gate, up) pairs" } else { "" }
+        ));
+    }
+    Support::Yes
+}
+
+/// add_rms_norm_linear with a quantized w (i = a, b, nw, w; o = sum, y): the matvec of
+/// `record_linear` (`norm_lanes`) reading x as rms_norm(a + b, nw) (qx_norm.wgsl: a, b and nw 16
+/// bytes at a time on the vec4 lanes where all are f32 on 16-byte starts, else element by
+/// element), one dispatch for a lone sequence's step where add_rms_norm and the linear were two;
+/// with `swiglu`, y is the swiglu of each (gate, up) pair of outputs (the qmatvec's epilogue).
+pub fn record_add_norm(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
+    let Op::AddRmsNormLinear {
+        eps,
+        unit_offset,
+        swiglu,
+    } = *op
+    else {
+        unreachable!("quant::record_add_norm got {}", op.name())
+    };
+    let (a, w) = (i[0], i[3]);
+    let kind = Kind::Matvec {
+        sg: b.caps.subgroup,
+        lanes: norm_lanes(w)?,
+    };
+    let norm = QNorm {
+        eps,
+        unit_offset,
+        b: i[1],
+        nw: i[2],
+        sum: o[0],
+    };
+    launch_linear(b, kind, None, None, swiglu, a, w, o[1], Some(&norm))
 }
 
 /// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
@@ -221,7 +286,12 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
     let groups = (n.div_ceil(4) as u32).div_ceil(EMBED_WG);
     b.dispatch(
         &key,
-        || (body(b, Kind::Embed, table.dtype).to_string(), consts.to_vec()),
+        || {
+            (
+                body(b, Kind::Embed, table.dtype, XIn::Given).to_string(),
+                consts.to_vec(),
+            )
+        },
         bytemuck::bytes_of(&p),
         &[table, ids, y],
         grid(groups),

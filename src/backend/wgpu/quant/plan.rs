@@ -38,19 +38,30 @@ pub(super) fn has_v4(d: DType) -> bool {
 /// dispatch). Else the scalar words.
 pub(super) fn lanes(b: &WgpuBackend, x: &Tensor, w: &Tensor) -> Result<Lanes> {
     let k = *w.shape.last().unwrap_or(&0);
-    let rowb = w.dtype.nbytes(k);
-    if !has_v4(w.dtype) || x.dtype != DType::F32 || x.offset % 4 != 0 || wbase(w, "linear")? % 16 != 0 || rowb % 16 != 0
-    {
+    if x.dtype != DType::F32 || x.offset % 4 != 0 || !v4_rows(w)? {
         return Ok(Lanes::Words);
     }
-    let t = &b.tuning;
-    if w.dtype != DType::Q4K || k < 2048 || w.numel() < t.limbs_wg_min {
+    if !limb_sized(b, w.dtype, w.shape[0], k) {
         return Ok(Lanes::V4);
     }
-    Ok(match w.numel() < t.limbs_pre_min && xs_one_chunk(b, k, w.shape[0]) {
-        true => Lanes::LimbsWg,
-        false => Lanes::Limbs,
-    })
+    Ok(
+        match w.numel() < b.tuning.limbs_pre_min && xs_one_chunk(b, k, w.shape[0]) {
+            true => Lanes::LimbsWg,
+            false => Lanes::Limbs,
+        },
+    )
+}
+
+/// Whether w's type has vec4 lanes and every row of w starts on 16 bytes.
+pub(super) fn v4_rows(w: &Tensor) -> Result<bool> {
+    let rowb = w.dtype.nbytes(*w.shape.last().unwrap_or(&0));
+    Ok(has_v4(w.dtype) && wbase(w, "linear")? % 16 == 0 && rowb % 16 == 0)
+}
+
+/// Whether a weight of dtype `d` and N x K takes the integer-dot lanes where x allows them: q4_k
+/// from `Tuning::limbs_wg_min` elements with K >= 2048.
+pub(super) fn limb_sized(b: &WgpuBackend, d: DType, n: usize, k: usize) -> bool {
+    d == DType::Q4K && k >= 2048 && n * k >= b.tuning.limbs_wg_min
 }
 
 /// Threads and rows of a matvec workgroup, from a sweep of WG 32..256, R 1..8, U 1..4 over

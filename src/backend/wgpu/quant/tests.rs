@@ -1,7 +1,7 @@
 //! What the harness's cases do not reach on llvmpipe: the workgroup-memory reduction where
 //! subgroups exist, other workgroup shapes, x at an odd 16-bit offset and w at a block offset;
 //! each against the CPU reference. And the contract's shape error.
-use super::launch::{build_body, launch_linear};
+use super::launch::{build_body, launch_linear, QNorm, XIn};
 use super::plan::{has_v4, matvec_plan};
 use super::*;
 use crate::backend::cpu::CpuBackend;
@@ -64,7 +64,7 @@ fn check_kc(
     let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
     b.upload(&gx, &xi.bytes()).unwrap();
     b.upload(&gw, &wi.bytes()).unwrap();
-    launch_linear(b, kind, shape, kc, false, &gx, &gw, &gy).unwrap();
+    launch_linear(b, kind, shape, kc, false, &gx, &gw, &gy, None).unwrap();
     b.flush().unwrap();
     let got = b.download(&gy).unwrap();
     let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
@@ -154,6 +154,119 @@ fn forced_variants_match_cpu() {
     }
 }
 
+/// add_rms_norm_linear's quantized matvec (x read as rms_norm(a + b, nw), qx_norm.wgsl) in forced
+/// shapes, with and without subgroups (the harness's cases run plan.rs's shape with them only on
+/// llvmpipe), on the word and vec4 lanes, plain and with the swiglu epilogue, the norm weight
+/// 1 + w and w (a kernel of each: the flag is part of its key), bf16 and f32; every operand at
+/// element offset 0, then a, b, nw and sum at offsets 4, 8, 12, 16 (16-byte starts: the vec4
+/// lanes' 16-byte loads with an f32 nw), then 1, 2, 2, 5 and with nw or sum alone off a 16-byte
+/// start (element loads): y and the stored sum against the CPU's composition.
+#[test]
+fn normed_variants_match_cpu() {
+    let Some(b) = WgpuBackend::all().into_iter().next() else {
+        eprintln!("no wgpu adapter: skipped");
+        return;
+    };
+    let (m, k, n) = (3, 512, 14);
+    let cpu = CpuBackend::new();
+    let v4_runs = std::cell::Cell::new(0);
+    for wd in [DType::Q4K, DType::Q4_1] {
+        for (swiglu, unit, nwd) in [
+            (false, true, DType::BF16),
+            (true, true, DType::BF16),
+            (false, false, DType::BF16),
+            (false, false, DType::F32),
+            (true, true, DType::F32),
+        ] {
+            let op = Op::AddRmsNormLinear {
+                eps: 1e-5,
+                unit_offset: unit,
+                swiglu,
+            };
+            let ins = [
+                input(DType::F32, &[m, k], Init::Normal { seed: 1, std: 1.0 }),
+                input(DType::F32, &[m, k], Init::Normal { seed: 2, std: 0.5 }),
+                input(nwd, &[k], Init::Normal { seed: 3, std: 0.3 }),
+                input(wd, &[n, k], Init::QuantBlocks { seed: 4 }),
+            ];
+            let ny = if swiglu { n / 2 } else { n };
+            let shapes: [(DType, &[usize]); 2] = [(DType::F32, &[m, k]), (DType::F32, &[m, ny])];
+            // element offsets of a, b, nw, w, sum, y
+            let run = |dev: &dyn Backend, offs: [usize; 6], launch: &dyn Fn(&[&Tensor], &[&Tensor])| -> Vec<Vec<u8>> {
+                let at = |d: DType, off: usize, shape: &[usize]| {
+                    dev.alloc(d, &[off + shape.iter().product::<usize>()])
+                        .unwrap()
+                        .view(off, shape)
+                        .unwrap()
+                };
+                let i: Vec<Tensor> = ins
+                    .iter()
+                    .zip(offs)
+                    .map(|(t, off)| {
+                        let x = at(t.desc.dtype, off, &t.desc.shape);
+                        dev.upload(&x, &t.bytes()).unwrap();
+                        x
+                    })
+                    .collect();
+                let o: Vec<Tensor> = shapes
+                    .iter()
+                    .zip(&offs[4..])
+                    .map(|((d, s), &off)| at(*d, off, s))
+                    .collect();
+                launch(&i.iter().collect::<Vec<_>>(), &o.iter().collect::<Vec<_>>());
+                o.iter().map(|t| dev.download(t).unwrap()).collect()
+            };
+            let want = run(&cpu, [0; 6], &|i, o| cpu.run(&op, i, o).unwrap());
+            let mut lanes = vec![Lanes::Words];
+            if has_v4(wd) {
+                lanes.push(Lanes::V4);
+            }
+            for sg in [false, b.caps.subgroup] {
+                for &l in &lanes {
+                    for shape in [(32, 2), (64, 4), (128, 6)] {
+                        for offs in [
+                            [0; 6],
+                            [4, 8, 12, 0, 16, 3],
+                            [1, 2, 2, 0, 5, 3],
+                            [4, 8, 2, 0, 16, 3],
+                            [4, 8, 12, 0, 18, 3],
+                        ] {
+                            let kind = Kind::Matvec { sg, lanes: l };
+                            let got = run(&b, offs, &|i, o| {
+                                let norm = QNorm {
+                                    eps: 1e-5,
+                                    unit_offset: unit,
+                                    b: i[1],
+                                    nw: i[2],
+                                    sum: o[0],
+                                };
+                                // the 16-byte loads exactly where the lanes, dtypes and offsets allow them
+                                let v4 = l == Lanes::V4
+                                    && nwd == DType::F32
+                                    && [0, 1, 2, 4].iter().all(|&j| offs[j] % 4 == 0);
+                                assert_eq!(norm.xin(l, i[0]) == XIn::NormV4, v4, "{offs:?}");
+                                v4_runs.set(v4_runs.get() + v4 as usize);
+                                launch_linear(&b, kind, Some(shape), None, swiglu, i[0], i[3], o[1], Some(&norm))
+                                    .unwrap();
+                                b.flush().unwrap();
+                            });
+                            for (j, what) in ["sum", "y"].iter().enumerate() {
+                                let r = compare(DType::F32, &got[j], &want[j], tolerance("linear", DType::F32));
+                                assert!(
+                                    r.is_ok(),
+                                    "{wd} {kind:?} {shape:?} swiglu {swiglu} 1 + w {unit} nw {nwd} offsets {offs:?}: {what}: {}",
+                                    r.unwrap_err()
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(v4_runs.get() > 0);
+}
+
 /// The pre-pass limb lanes' own plans (matvec_plan: 3 rows a 32-thread workgroup; four slots a
 /// trip in a wider one), each at a size that picks it, rows not a multiple of 3 included.
 #[test]
@@ -238,7 +351,7 @@ fn limb_entries_validate() {
             bindings,
             variant: String::new(),
         };
-        let body = build_body(&crate::backend::wgpu::shaders::embedded, kind, DType::Q4K);
+        let body = build_body(&crate::backend::wgpu::shaders::embedded, kind, DType::Q4K, XIn::Given);
         let src = generate(&key, &body, &consts, &[]);
         validate_wgsl(entry, &src).unwrap();
     }
