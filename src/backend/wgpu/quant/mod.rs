@@ -17,6 +17,10 @@
 //!   type's vec4 lanes (q4_k_v4.wgsl, q8_0_v4.wgsl: 16-byte weight and x loads), or for big q4_k
 //!   matrices its integer-dot lanes (q4_k_dp.wgsl) over x as byte limbs (limbs.wgsl) from the
 //!   xlimbs.wgsl pre-pass or made by the workgroup (entry shaders/qmatvec_xs.wgsl).
+//! * qmatvec's `norm` variant (add_rms_norm_linear, a lone decode step: `record_add_norm`): x read
+//!   as rms_norm(a + b, nw) by shaders/qx_norm.wgsl ahead of the vec4 or word lanes, the row's sum of
+//!   squares reduced beside the outputs, which it scales; a, b and nw 16 bytes at a time where all
+//!   are f32 on 16 bytes (the `nv4` variant), else element by element.
 //! * `qembedding` (shaders/qembed.wgsl): 4 elements of one row per invocation.
 //! * A prefill (batch invariance off, M from 64, f32 x and y) where the adapter has cooperative
 //!   matrices: linear/coop_quant.rs, the tensor-core GEMM with this type file's `wq4` as its
