@@ -6,7 +6,8 @@
 # the short prompts' and the quantized prefill's tile); gQ (where present) = branch exp/r50-qnorm
 # (5940980: r37's quantized add_rms_norm_linear again, a, b and nw read 16 bytes at a time).
 # Call 1 ran PART=1 MAXS=530 on an H100 (call1.log); call 2 was a one-line command (gQ's whole
-# parity suite and its q4_k profile: gQ-q4_k-profile.log and BENCHMARKS r50).
+# parity suite and its q4_k profile: gQ-q4_k-profile.log and BENCHMARKS r50); calls 3 and 4 likewise
+# (main as landed on another H100: call3.log, call4.log).
 # PART 1 (any GPU): with PEER=1 on an H200 llama.cpp builds in the background (vs-llamacpp.sh
 # build); the GPU's greedy anchors recorded by g0 (gate --bless, copied to $OUT), gC's and gQ's parity and gates,
 # then the A/Bs: g0/gC prefill, g0/gQ quantized decode (without the build: Qwen3.5 and bf16 decode
