@@ -84,7 +84,7 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
         return Ok(());
     }
     if i[3].dtype.is_quant() {
-        return crate::backend::wgpu::quant::record_add_norm(b, op, i, o);
+        return crate::backend::wgpu::quant::record_add_norm(b, (eps, unit_offset, swiglu), i, o);
     }
     let nm = NormIn {
         eps,

@@ -226,15 +226,13 @@ pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc, swiglu: bool) -> Suppo
 /// bytes at a time on the vec4 lanes where all are f32 on 16-byte starts, else element by
 /// element), one dispatch for a lone sequence's step where add_rms_norm and the linear were two;
 /// with `swiglu`, y is the swiglu of each (gate, up) pair of outputs (the qmatvec's epilogue).
-pub fn record_add_norm(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::AddRmsNormLinear {
-        eps,
-        unit_offset,
-        swiglu,
-    } = *op
-    else {
-        unreachable!("quant::record_add_norm got {}", op.name())
-    };
+/// The op's fields come from linear/add_norm.rs, which records every add_rms_norm_linear.
+pub fn record_add_norm(
+    b: &WgpuBackend,
+    (eps, unit_offset, swiglu): (f32, bool, bool),
+    i: &[&Tensor],
+    o: &[&Tensor],
+) -> Result<()> {
     let (a, w) = (i[0], i[3]);
     let kind = Kind::Matvec {
         sg: b.caps.subgroup,
