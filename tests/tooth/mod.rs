@@ -9,7 +9,9 @@ use wgllm::parity::case::Case;
 use wgllm::parity::run;
 use wgllm::tensor::Tensor;
 
+mod list;
 mod paged;
+pub use list::teeth;
 pub use paged::PagedTeeth;
 
 /// How a tooth puts its bug in.
