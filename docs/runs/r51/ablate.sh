@@ -9,6 +9,7 @@
 #   finish    after the key/value loads and the prologue    loop    after the key loop
 #   noserial  the serial max / sum loops one iteration long   single  no combine (decode 128)
 #   fnlocal   key and value rows in function-local arrays   noload  no key/value loads
+#   notable   key j at pool row j, the block table not read
 # r40 (BENCHMARKS) timed whole parts at decode 128: the combine ~3 us a layer, the prologue
 # ~1.5 us, the arithmetic ~0, the rest 'load round trips and barriers'; the cut points here
 # split that rest. Written in r51, not run there (no device machine came in that session).
@@ -19,8 +20,8 @@ nvidia-smi -L
 T0=$(date +%s); t() { echo "[$(( $(date +%s) - T0 )) s]"; }
 g() { [ $(( $(date +%s) - T0 )) -lt ${MAXS:-540} ] || { echo "=== out of time $(t)"; exit 0; }; }
 for d in 8 128; do
-  vs="builtin empty finish loop fnlocal front noserial"
-  [ $d = 128 ] && vs="builtin single"
+  vs="builtin empty finish loop fnlocal notable noload front noserial"
+  [ $d = 128 ] && vs="builtin single fnlocal notable noload"
   for v in $vs; do
     g; echo "=== $v --decode $d $(t)"
     if [ $v = builtin ]; then unset WGLLM_SHADER_DIR; else export WGLLM_SHADER_DIR=/tmp/abl/$v; fi

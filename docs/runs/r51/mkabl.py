@@ -47,3 +47,8 @@ variant('fnlocal', v)
 v = rep(base, "k = ld4_kp(kp_row * (p.hkv * p.dh) + kbase + (lane + i * L) * 4u);", "k = vec4<f32>(f32(kp_row + i));")
 v = rep(v, "v = ld4_vp(vrow * (p.hkv * p.dh) + kbase + c4 * 4u);", "v = vec4<f32>(f32(vrow + i));")
 variant('noload', v)
+# the block table not read: key j at pool row j (the lone engine's tables are the identity, so
+# right there; timing only): what the table's round trip before the key loads costs
+v = rep(base, "pr = pool_row(k0 + tid);", "pr = k0 + tid;")
+v = rep(v, "pr = pool_row(c0 + tid);", "pr = c0 + tid;")
+variant('notable', v)
