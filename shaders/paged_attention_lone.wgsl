@@ -12,25 +12,23 @@
 // (the acquire) and reads the records through atomics. No workgroup waits for another.
 //   out = (sum_i o_i * exp(m_i - M)) / (sum_i l_i * exp(m_i - M)),   M = max_i m_i
 // A row whose description does not hold together comes out NaN, and so does one that meets a block
-// id not in the pool.
-// tbl (paged_pool.wgsl) stays 0: the one sequence's table row.
+// id not in the pool. tbl (paged_pool.wgsl) stays 0: the one sequence's table row. The `sg`
+// variant (paged_attention_lone.rs: takes_sg) takes each head's running max and denominator by
+// subgroup shuffles instead of a barrier and a loop over CK.
 // The query comes from a prologue put before this file: paged_attention_lone_q.wgsl (the query as
 // given: paged_attention) or paged_attention_lone_rope.wgsl (the q/k norm, RoPE and the cache
 // write of the new key and value: rms_norm_rope_kv_attention and paged_gated_attention). Each gives
 //   fn front(tid: u32, g: u32)        loads that need nothing but Params (issued with step 1's)
 //   fn finish(tid: u32, g: u32, part: u32)   after step 2's loads: q_s final (a barrier at its end)
-//   var<private> new_row: u32         the pool row whose key and value are new_k_s / new_v_s
-//                                     instead of the pool's (NO_NEW: none)
-//   fn gate_out(hh: u32, c4: u32, o: vec4<f32>) -> vec4<f32>   output vec4 c4 of group head hh
-//                                     as stored (the gated op's sigmoid(gate); else o)
+//   var<private> new_row: u32   the pool row whose key and value are new_k_s / new_v_s (NO_NEW: none)
+//   fn gate_out(hh: u32, c4: u32, o: vec4<f32>) -> vec4<f32>   output vec4 c4 of group head hh as
+//                               stored (the gated op's sigmoid(gate); else o)
 // Bindings: the prologue's, then bt, seqs (read), o (write), sc (atomic words: CW counter words, a
-// kv head's at g, then the records; CW is fixed, so the counters are the same words for every
-// call whatever its head count, and no call's records land on another's counters).
+// kv head's at g, then the records; CW is fixed, so no call's records land on another's counters).
 // Constants: DH4 (Dh / 4; NT a multiple of it), NT, G (Hq / Hkv), L (lanes a key row in the score
 // phase, a multiple of 4 dividing DH4: a lane's key slice is DH4 / L vec4s), CK (= NT / L, keys a
-// chunk), CW.
-// Record (kv head g, partition k, group head hh) at CW + ((g * Np + k) * G + hh) * RS: o[0..Dh],
-// m, l.
+// chunk), CW, OG (heads a round of step 6's sums, dividing G). Record (kv head g, partition k,
+// group head hh) at CW + ((g * Np + k) * G + hh) * RS: o[0..Dh], m, l.
 
 const NV = DH4 / L;      // vec4 loads a lane a key
 const R = NT / DH4;      // key subsets of the P.V phase (thread (r, c4): keys r, r + R, ...)
@@ -47,7 +45,7 @@ var<workgroup> part_s: array<vec4<f32>, CK * G * LQ>;   // (key j, head hh): the
 var<workgroup> sc_s: array<f32, G * CK>;           // head hh's scores, then probabilities, at hh * CK
 var<workgroup> m_s: array<f32, G>;
 var<workgroup> al_s: array<f32, G>;
-var<workgroup> out_s: array<vec4<f32>, NT>;
+var<workgroup> out_s: array<vec4<f32>, OG * NT>;   // (head h0 + hh, thread t) at hh * NT + t
 var<workgroup> seq_w: vec3<u32>;
 var<workgroup> count_w: u32;
 var<workgroup> new_k_s: array<vec4<f32>, DH4>;
@@ -106,6 +104,23 @@ fn take_new(tid: u32, cnt: u32) {
             vr[i] = new_v_s[c4];
         }
     }
+}
+
+// The score of item (head item / CK, key item % CK): its L lanes' partial dots added (NEG past
+// the chunk's cnt keys).
+fn score(item: u32, cnt: u32) -> f32 {
+    let j = item % CK;
+    if (j >= cnt) {
+        return NEG;
+    }
+    let at = (j * G + item / CK) * LQ;
+    let v = part_s[at];
+    var s = (v.x + v.y) + (v.z + v.w);
+    for (var q = 1u; q < LQ; q++) {
+        let w = part_s[at + q];
+        s += (w.x + w.y) + (w.z + w.w);
+    }
+    return s;
 }
 
 // Output vec4 c4 of group head hh (its row at orow + hh * Dh).
@@ -175,8 +190,15 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     load_chunk(tid, min(CK, k1 - k0), kbase);
     finish(tid, g, part);
     var acc: array<vec4<f32>, G>;
-    var sv: array<f32, ITEMS>;        // the scores of this thread's items (tid + it * NT < G * CK)
-    var l_share: array<f32, ITEMS>;   // their shares of their heads' denominators
+    var l_share: array<f32, ITEMS>;   // this thread's items' shares of their heads' denominators
+#ifdef_sg
+    var m_run: array<f32, ITEMS>;     // their heads' running maxima
+    for (var it = 0u; it < ITEMS; it++) {
+        m_run[it] = NEG;
+    }
+#else_sg
+    var sv: array<f32, ITEMS>;        // their scores (item tid + it * NT < G * CK)
+#endif_sg
     for (var c0 = k0; c0 < k1; c0 += CK) {
         let cnt = min(CK, k1 - c0);
         if (c0 != k0) {
@@ -203,20 +225,39 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
             part_s[(team * G + hh) * LQ + lane / 4u][lane % 4u] = (a.x + a.y) + (a.z + a.w);
         }
         workgroupBarrier();
+#ifdef_sg
+        // 3b-4. a head's CK items are CK consecutive invocations of one subgroup (takes_sg):
+        // its maximum by shuffles, no barrier
+        for (var it = 0u; it < ITEMS; it++) {
+            let item = tid + it * NT;
+            var s = NEG;
+            if (item < G * CK) {
+                s = score(item, cnt);
+            }
+            var mx = s;
+            for (var d = CK / 2u; d > 0u; d >>= 1u) {
+                mx = max(mx, subgroupShuffleXor(mx, d));
+            }
+            if (item < G * CK) {
+                let hh = item / CK;
+                let m_old = m_run[it];
+                let m_new = max(m_old, mx);
+                let al = exp(m_old - m_new);
+                let pj = select(0.0, exp(s - m_new), item % CK < cnt);
+                l_share[it] = l_share[it] * al + pj;
+                m_run[it] = m_new;
+                sc_s[item] = pj;
+                if (item % CK == 0u) {
+                    m_s[hh] = m_new;
+                    al_s[hh] = al;
+                }
+            }
+        }
+#else_sg
         for (var it = 0u; it < ITEMS; it++) {
             let item = tid + it * NT;
             if (item < G * CK) {
-                let j = item % CK;
-                var s = NEG;
-                if (j < cnt) {
-                    let at = (j * G + item / CK) * LQ;
-                    let v = part_s[at];
-                    s = (v.x + v.y) + (v.z + v.w);
-                    for (var q = 1u; q < LQ; q++) {
-                        let w = part_s[at + q];
-                        s += (w.x + w.y) + (w.z + w.w);
-                    }
-                }
+                let s = score(item, cnt);
                 sv[it] = s;
                 sc_s[item] = s;
             }
@@ -225,10 +266,11 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
         // 4. each head's running max and the rescale of what came before
         if (tid < G) {
             let m_old = m_s[tid];
-            var mx = m_old;
-            for (var j = 0u; j < CK; j++) {
-                mx = max(mx, sc_s[tid * CK + j]);
+            var m4 = vec4<f32>(m_old);
+            for (var j = tid * CK; j < tid * CK + CK; j += 4u) {
+                m4 = max(m4, vec4<f32>(sc_s[j], sc_s[j + 1u], sc_s[j + 2u], sc_s[j + 3u]));
             }
+            let mx = max(max(m4.x, m4.y), max(m4.z, m4.w));
             m_s[tid] = mx;
             al_s[tid] = exp(m_old - mx);
         }
@@ -242,6 +284,7 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
                 sc_s[item] = pj;
             }
         }
+#endif_sg
         workgroupBarrier();
         // 5. P.V from the value rows in registers
         for (var hh = 0u; hh < G; hh++) {
@@ -252,45 +295,57 @@ fn paged_attention_lone(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
             acc[hh] = a;
         }
     }
-    // 6. the denominators (CK shares a head) and the R partial outputs of each head
+    // 6. the heads' R partial outputs and denominator shares; a thread a (head, column) adds them
     workgroupBarrier();
     for (var it = 0u; it < ITEMS; it++) {
         let item = tid + it * NT;
+#ifdef_sg
+        var l = select(0.0, l_share[it], item < G * CK);
+        for (var d = CK / 2u; d > 0u; d >>= 1u) {
+            l += subgroupShuffleXor(l, d);
+        }
+        if (item < G * CK && item % CK == 0u) {
+            sc_s[item / CK] = l;
+        }
+#else_sg
         if (item < G * CK) {
             sc_s[item] = l_share[it];
         }
-    }
-    workgroupBarrier();
-    var o_mine: array<vec4<f32>, G>;
-    for (var hh = 0u; hh < G; hh++) {
-        out_s[tid] = acc[hh];
-        workgroupBarrier();
-        if (tid < DH4) {
-            var o = vec4<f32>(0.0);
-            for (var rr = 0u; rr < R; rr++) {
-                o += out_s[rr * DH4 + tid];
-            }
-            o_mine[hh] = o;
-        }
-        workgroupBarrier();
+#endif_sg
     }
     let single = nv == 1u;
-    if (tid < DH4) {
-        for (var hh = 0u; hh < G; hh++) {
-            var l = 0.0;
-            for (var j = 0u; j < CK; j++) {
-                l += sc_s[hh * CK + j];
+    for (var h0 = 0u; h0 < G; h0 += OG) {
+        if (h0 != 0u) {
+            workgroupBarrier();
+        }
+        for (var hh = 0u; hh < OG; hh++) {
+            out_s[hh * NT + tid] = acc[h0 + hh];
+        }
+        workgroupBarrier();
+        for (var it = tid; it < OG * DH4; it += NT) {
+            let hh = h0 + it / DH4;
+            let c4 = it % DH4;
+            var o = vec4<f32>(0.0);
+            for (var rr = 0u; rr < R; rr++) {
+                o += out_s[(it / DH4) * NT + rr * DH4 + c4];
             }
+#ifdef_sg
+            let l = sc_s[hh];
+#else_sg
+            var l4 = vec4<f32>(0.0);
+            for (var j = hh * CK; j < hh * CK + CK; j += 4u) {
+                l4 += vec4<f32>(sc_s[j], sc_s[j + 1u], sc_s[j + 2u], sc_s[j + 3u]);
+            }
+            let l = (l4.x + l4.y) + (l4.z + l4.w);
+#endif_sg
             if (single) {
-                put_out(orow, hh, tid, o_mine[hh] / l);
+                put_out(orow, hh, c4, o / l);
             } else {
                 let rec = CW + ((g * p.np + part) * G + hh) * RS;
-                let o = o_mine[hh];
-                atst_sc(rec + tid * 4u, bitcast<u32>(o.x));
-                atst_sc(rec + tid * 4u + 1u, bitcast<u32>(o.y));
-                atst_sc(rec + tid * 4u + 2u, bitcast<u32>(o.z));
-                atst_sc(rec + tid * 4u + 3u, bitcast<u32>(o.w));
-                if (tid == 0u) {
+                for (var e = 0u; e < 4u; e++) {
+                    atst_sc(rec + c4 * 4u + e, bitcast<u32>(o[e]));
+                }
+                if (c4 == 0u) {
                     atst_sc(rec + p.dh, bitcast<u32>(m_s[hh]));
                     atst_sc(rec + p.dh + 1u, bitcast<u32>(l));
                 }

@@ -66,10 +66,11 @@ fn finish(tid: u32, g: u32, part: u32) {
         }
     }
     if (tid < G + 1u) {
-        var ss = 0.0;
-        for (var c = 0u; c < DH4; c++) {
-            ss += ss_s[tid * DH4 + c];
+        var s4 = vec4<f32>(0.0);
+        for (var c = tid * DH4; c < tid * DH4 + DH4; c += 4u) {
+            s4 += vec4<f32>(ss_s[c], ss_s[c + 1u], ss_s[c + 2u], ss_s[c + 3u]);
         }
+        let ss = (s4.x + s4.y) + (s4.z + s4.w);
         inv_s[tid] = 1.0 / sqrt(ss / f32(p.dh) + p.eps);
     }
     workgroupBarrier();

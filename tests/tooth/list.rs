@@ -80,6 +80,9 @@ use wgllm::parity::cases;
 ///       paged_gated_attention}[..]   shaders/paged_attention_lone_rope.wgsl patched to rotate the
 ///       first half the other way, or never to write the new key and value to the pools: every
 ///       rms_norm_rope_kv_attention case red, and the gated op's lone decode steps.
+///   teeth::lone_output_columns_folded::rms_norm_rope_kv_attention[..]
+///       shaders/paged_attention_lone.wgsl's output sum patched to read every column's partials
+///       from column c4 % 8: every case red.
 /// A patched tooth copies shaders/ into a temporary directory, patches one file there and opens
 /// the adapters on that directory (`WgpuBackend::all_with_shader_dir`); a patch whose target text
 /// is gone fails every trial of that tooth.

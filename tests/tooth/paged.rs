@@ -21,6 +21,7 @@ pub struct PagedTeeth {
     lone_gate: Arc<Patched>,
     lone_kn: Arc<Patched>,
     fused_write: Arc<Patched>,
+    lone_sum: Arc<Patched>,
 }
 
 impl PagedTeeth {
@@ -107,6 +108,13 @@ impl PagedTeeth {
                 "let write = part == 0u && slot < p.nb * p.bs;",
                 "let write = false && slot < p.nb * p.bs;",
             )),
+            // a lone decode step's output: each column's R partial sums read from column c4 % 8
+            lone_sum: Arc::new(Patched::new(
+                "lone_output_columns_folded",
+                "paged_attention_lone.wgsl",
+                "o += out_s[(it / DH4) * NT + rr * DH4 + c4];",
+                "o += out_s[(it / DH4) * NT + rr * DH4 + c4 % 8u];",
+            )),
         }
     }
 
@@ -119,6 +127,7 @@ impl PagedTeeth {
                 return vec![
                     (Tooth::Patched(self.fused_rope.clone()), true),
                     (Tooth::Patched(self.fused_write.clone()), true),
+                    (Tooth::Patched(self.lone_sum.clone()), true),
                 ]
             }
             _ => unreachable!("{}: not a paged attention case", case.id),

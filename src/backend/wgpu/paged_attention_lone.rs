@@ -7,6 +7,7 @@
 use super::attention::ld4_with;
 use super::kernel::{atomic, grid, read, write, write_words, Binding, KernelKey};
 use super::paged_attention::{pool_bs, Params};
+use super::shaders::select_sg;
 use super::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -15,8 +16,7 @@ use crate::op::{Op, OpDesc, TensorDesc};
 use crate::tensor::Tensor;
 
 /// Workgroup size (NT): fewer threads than the batched kernel's, so a short row's few keys make
-/// more workgroups. Every workgroup array is no larger than the batched kernel's, so
-/// paged_attention::supports' limits cover this kernel too.
+/// more workgroups.
 const NT: usize = 128;
 /// Lanes a key row in the score phase (L): 4, or for a head_dim past 128 as many as keep a lane's
 /// slice of the row at 8 vec4s. A lane's key slice and a thread's value rows are held whole in
@@ -50,7 +50,17 @@ const COUNTERS: usize = 256;
 /// divides (NT threads as key subsets of Dh / 4 columns; a chunk's keys split evenly over them).
 pub(super) fn takes(b: &WgpuBackend, p: &Params) -> bool {
     let shaped = shaped(p.dh as usize) && p.hkv as usize <= COUNTERS;
-    b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && shaped
+    let fits = Front::Q.out_heads(b, p.dh as usize, (p.hq / p.hkv) as usize).is_some();
+    b.invariance() == BatchInvariance::Off && p.s == 1 && p.t == 1 && shaped && fits
+}
+
+/// Whether `b` runs the `sg` variant (each head's running max and denominator by subgroup
+/// shuffles instead of a barrier and a serial loop): a head's CK scores are CK consecutive
+/// invocations, so subgroups of at least CK, a whole number of them in the workgroup, hold them
+/// within one.
+fn takes_sg(b: &WgpuBackend, dh: usize) -> bool {
+    let c = &b.caps;
+    c.subgroup && c.subgroup_min as usize >= chunk(dh / 4) && NT % (c.subgroup_max.max(1) as usize) == 0
 }
 
 /// Keys a partition for a table of `keys` keys: whole chunks of `ck` keys, at most MAX_PARTS
@@ -79,6 +89,14 @@ enum Front {
 }
 
 impl Front {
+    /// Heads a round of the output's sum (OG): the most that divide `g` and leave the kernel within
+    /// the device's workgroup memory (every head in one round takes one barrier where each head
+    /// alone takes two), None where even one does not fit.
+    fn out_heads(self, b: &WgpuBackend, dh: usize, g: usize) -> Option<usize> {
+        let limit = b.caps.max_workgroup_storage as usize;
+        (1..=g).rev().find(|&og| g % og == 0 && self.smem(dh, g, og) <= limit)
+    }
+
     /// Its files, put before paged_attention_lone.wgsl in this order.
     fn files(self) -> &'static [&'static str] {
         match self {
@@ -96,12 +114,13 @@ impl Front {
         }
     }
 
-    /// Bytes of workgroup memory of the kernel with this prologue (head_dim `dh`, group `g`).
-    fn smem(self, dh: usize, g: usize) -> usize {
+    /// Bytes of workgroup memory of the kernel with this prologue (head_dim `dh`, group `g`, `og`
+    /// heads a round of the output's sum).
+    fn smem(self, dh: usize, g: usize, og: usize) -> usize {
         let (dh4, ck) = (dh / 4, chunk(dh / 4));
-        // q_s, prow_s, part_s (CK * G * L floats), sc_s, m_s + al_s, out_s, seq_w + count_w,
-        // new_k_s + new_v_s
-        let attend = 16 * g * dh4 + 4 * ck + 4 * g * NT + 4 * g * ck + 8 * g + 16 * NT + 32 + 32 * dh4;
+        // q_s, prow_s, part_s (CK * G * L floats), sc_s, m_s + al_s, out_s (OG * NT vec4s),
+        // seq_w + count_w, new_k_s + new_v_s
+        let attend = 16 * g * dh4 + 4 * ck + 4 * g * NT + 4 * g * ck + 8 * g + 16 * og * NT + 32 + 32 * dh4;
         // raw_s, ss_s, inv_s (paged_attention_lone_rope.wgsl); ps_w or gate_s
         let rope = 20 * (g + 2) * dh4 + 4 * (g + 2);
         attend
@@ -128,7 +147,7 @@ pub(super) fn takes_gated(b: &WgpuBackend, p: &Params, rotary_dim: usize, o: &[&
         && o[1].offset % 2 == 0
         && o[2].offset % 2 == 0
         && b.caps.max_storage_buffers >= GATED_BINDINGS
-        && Front::Gated.smem(dh, g) <= b.caps.max_workgroup_storage as usize
+        && Front::Gated.out_heads(b, dh, g).is_some()
 }
 
 /// paged_gated_attention's lone decode step in one dispatch: `i` = (qg, k, v, qn, kn, cos, sin,
@@ -154,7 +173,8 @@ pub(super) fn record_gated(b: &WgpuBackend, mut p: Params, i: &[&Tensor], o: &[&
 }
 
 /// rms_norm_rope_kv_attention on wgpu: a lone decode step with invariance off, whose head_dim
-/// and rotary dims the kernel's layout takes, and a device with its 12 storage bindings.
+/// and rotary dims the kernel's layout takes, and a device with its 12 storage bindings and the
+/// workgroup memory it needs.
 pub fn supports_rope(b: &WgpuBackend, desc: &OpDesc) -> Support {
     let Op::RmsNormRopeKvAttention { rotary_dim, .. } = desc.op else {
         unreachable!()
@@ -178,6 +198,14 @@ pub fn supports_rope(b: &WgpuBackend, desc: &OpDesc) -> Support {
         return Support::No(format!(
             "{} kv heads: the kernel keeps at most {COUNTERS} counters",
             o[1].shape[2]
+        ));
+    }
+    let g = o[0].shape[1] / o[1].shape[2].max(1);
+    if Front::X.out_heads(b, dh, g).is_none() {
+        return Support::No(format!(
+            "needs {} bytes of workgroup memory (group of {g} query heads), the device allows {}",
+            Front::X.smem(dh, g, 1),
+            b.caps.max_workgroup_storage
         ));
     }
     if b.caps.max_storage_buffers < ROPE_BINDINGS {
@@ -262,9 +290,17 @@ fn dispatch(
         write("o", tensors[tensors.len() - 1].dtype),
         atomic("sc"),
     ]);
+    let sg = takes_sg(b, dh);
+    let og = prologue.out_heads(b, dh, g).unwrap_or(1);
     let key = KernelKey {
         entry: "paged_attention_lone",
-        variant: format!("dh{dh}g{g}bs{}{}{}", p.bs, if even { "e" } else { "" }, prologue.tag()),
+        variant: format!(
+            "dh{dh}g{g}o{og}bs{}{}{}{}",
+            p.bs,
+            if even { "e" } else { "" },
+            prologue.tag(),
+            if sg { "sg" } else { "" }
+        ),
         bindings,
     };
     let source = || {
@@ -272,6 +308,7 @@ fn dispatch(
         consts.extend([
             ("NT", format!("{NT}u")),
             ("G", format!("{g}u")),
+            ("OG", format!("{og}u")),
             ("L", format!("{}u", lanes(dh / 4))),
             ("CK", format!("{}u", chunk(dh / 4))),
             ("CW", format!("{COUNTERS}u")),
@@ -290,7 +327,7 @@ fn dispatch(
         ]
         .into_iter()
         .chain(prologue.files().iter().map(|f| b.source(f)))
-        .chain([b.source("paged_attention_lone.wgsl")])
+        .chain([select_sg(b.source("paged_attention_lone.wgsl"), sg).as_str()])
         .collect::<String>();
         (body, consts)
     };
