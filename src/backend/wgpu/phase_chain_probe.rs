@@ -1,10 +1,12 @@
 //! `WGLLM_BENCH_DEVICE=nvidia cargo test --release --lib phase_chain_probe -- --ignored --nocapture`:
 //! what a chain of dependent matvecs (x_{p+1} = W_p x_p, bf16 W of K x K, f32 x) costs a phase
-//! three ways: a dispatch a phase (what a decode step records), one dispatch whose workgroups
+//! four ways: a dispatch a phase (what a decode step records), one dispatch whose workgroups
 //! meet at a grid barrier between phases (grid_sync_probe.rs: x through atomic words, which read
-//! right across workgroups where plain loads did not), and the same with each workgroup's weight
+//! right across workgroups where plain loads did not), the same with each workgroup's weight
 //! rows of the next phase loaded into registers before it waits at the barrier, so the weights'
-//! latency and most of their bytes overlap the wait. A decode step's projections are such a chain
+//! latency and most of their bytes overlap the wait, and dispatches of several phases whose
+//! workgroups (a phase a row of the grid) each load their weights and then wait for the phases
+//! before (no residency needed: the rows before started first). A decode step's projections are such a chain
 //! (a Qwen3-0.6B layer's are 2-12 MB each, each dispatch ~5 us besides its bytes); this says what a
 //! persistent decode kernel could save before one is built. The weights of all phases together
 //! exceed L2, so each phase reads its own from memory as a model does. Every mode's last x is
@@ -151,6 +153,34 @@ fn persistent(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         storageBarrier();
     }}
 }}
+
+// A dispatch of several phases, phase phase0 + y in workgroup row y: each workgroup loads its
+// weights, then waits until every workgroup of the phases before has arrived. Devices start a
+// dispatch's workgroups in index order, so every row a workgroup waits for is running or done
+// and the wait ends; the weights' latency overlaps the phases before.
+@compute @workgroup_size(256)
+fn stream(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32,
+          @builtin(subgroup_invocation_id) sgi: u32, @builtin(subgroup_size) sgs: u32,
+          @builtin(subgroup_id) sgid: u32) {{
+    let g = wid.x;
+    let ph = p.phase0 + wid.y;
+    let v = sgid * sgs + sgi;
+    load_w(ph, g, v);
+    if (wid.y > 0u && (t == 0u || (p.flags & 2u) != 0u)) {{
+        let goal = ph * p.groups;
+        loop {{
+            if (atomicLoad(&bar[0]) - goal < 0x80000000u) {{
+                break;
+            }}
+        }}
+    }}
+    storageBarrier();
+    phase(ph, g, t, v, sgi, sgs, sgid);
+    storageBarrier();
+    if (t == 0u) {{
+        atomicAdd(&bar[0], 1u);
+    }}
+}}
 "#
     )
 }
@@ -166,6 +196,9 @@ enum Mode {
     /// too); with every invocation waiting, in none of 12. The cause is not found; the H200 read
     /// right with thread 0 waiting (grid_sync_probe).
     GridPrefetchAll,
+    /// Dispatches of this many phases each (`stream`), thread 0 waiting for its workgroup (every
+    /// invocation on a CPU adapter, as above).
+    Stream(usize),
 }
 
 const SLOT: u64 = 256;
@@ -179,7 +212,13 @@ fn run(b: &WgpuBackend, k: usize, r: usize, phases: usize, mode: Mode, w: &wgpu:
         source: wgpu::ShaderSource::Wgsl(source(k, r).into()),
     });
     let (layout, pl) = kit::layout(d, &[true, false, false]);
-    let pipe = kit::pipeline(d, &pl, &module, if mode == Mode::Chain { "one" } else { "persistent" });
+    let entry = match mode {
+        Mode::Chain => "one",
+        Mode::Stream(_) => "stream",
+        _ => "persistent",
+    };
+    let pipe = kit::pipeline(d, &pl, &module, entry);
+    let cpu = b.info.device_type == wgpu::DeviceType::Cpu;
     use wgpu::BufferUsages as U;
     let buf = |size: u64, usage: wgpu::BufferUsages| kit::buf(d, size, usage);
     let act = buf(8 * k as u64, U::STORAGE | U::COPY_SRC | U::COPY_DST);
@@ -194,6 +233,7 @@ fn run(b: &WgpuBackend, k: usize, r: usize, phases: usize, mode: Mode, w: &wgpu:
             Mode::Grid => [0, phases as u32, groups, 0],
             Mode::GridPrefetch => [0, phases as u32, groups, 1],
             Mode::GridPrefetchAll => [0, phases as u32, groups, 3],
+            Mode::Stream(n) => [(s * n) as u32, 1, groups, if cpu { 2 } else { 0 }],
         };
         pw[s * SLOT as usize..][..16].copy_from_slice(bytemuck::cast_slice(&words));
     }
@@ -209,6 +249,11 @@ fn run(b: &WgpuBackend, k: usize, r: usize, phases: usize, mode: Mode, w: &wgpu:
             for s in 0..phases as u32 {
                 pass.set_bind_group(0, &bg, &[s * SLOT as u32]);
                 pass.dispatch_workgroups(groups, 1, 1);
+            }
+        } else if let Mode::Stream(n) = mode {
+            for s in 0..(phases / n) as u32 {
+                pass.set_bind_group(0, &bg, &[s * SLOT as u32]);
+                pass.dispatch_workgroups(groups, n as u32, 1);
             }
         } else {
             pass.set_bind_group(0, &bg, &[0]);
@@ -285,12 +330,24 @@ fn phase_chain_probe() {
             b.queue.write_buffer(&wb, 0, &w);
             // (a CPU adapter's two workgroups only where every invocation waits: above)
             let modes: &[Mode] = if cpu && k / r > 1 {
-                &[Mode::Chain, Mode::GridPrefetchAll]
+                &[Mode::Chain, Mode::GridPrefetchAll, Mode::Stream(2), Mode::Stream(8)]
             } else {
-                &[Mode::Chain, Mode::Grid, Mode::GridPrefetch, Mode::GridPrefetchAll]
+                &[
+                    Mode::Chain,
+                    Mode::Grid,
+                    Mode::GridPrefetch,
+                    Mode::Stream(2),
+                    Mode::Stream(4),
+                    Mode::Stream(8),
+                    Mode::Stream(phases),
+                ]
             };
             for &mode in modes {
-                run(&b, k, r, phases.min(8), mode, &wb, &x0); // compile, first touch
+                let warm = match mode {
+                    Mode::Stream(n) => Mode::Stream(n.min(8)),
+                    m => m,
+                };
+                run(&b, k, r, phases.min(8), warm, &wb, &x0); // compile, first touch
                 let t = Instant::now();
                 let (s, x) = run(&b, k, r, phases, mode, &wb, &x0);
                 let check = compare(crate::dtype::DType::F32, &x, &want_x, Tol::Nmse(1e-9));
@@ -299,10 +356,11 @@ fn phase_chain_probe() {
                     b.name(),
                     k / r,
                     match mode {
-                        Mode::Chain => "a chain of dispatches",
-                        Mode::Grid => "one dispatch, grid barriers",
-                        Mode::GridPrefetch => "grid barriers, weights loaded ahead",
-                        Mode::GridPrefetchAll => "the same, every invocation waiting",
+                        Mode::Chain => "a chain of dispatches".to_string(),
+                        Mode::Grid => "one dispatch, grid barriers".to_string(),
+                        Mode::GridPrefetch => "grid barriers, weights loaded ahead".to_string(),
+                        Mode::GridPrefetchAll => "the same, every invocation waiting".to_string(),
+                        Mode::Stream(n) => format!("dispatches of {n} phases in rows"),
                     },
                     s * 1e6,
                     bytes as f64 / s / 1e9,
