@@ -7,7 +7,7 @@
 //! invariance off, at most `MAX_M` rows: decode, below the tensor-core kernel's rows); elsewhere
 //! add_rms_norm and the linear apart (the model's choice, by `supports`), so the serving engine's
 //! invariant families never take it.
-use super::{launch, plan, NormIn, Plan};
+use super::{fits, launch, plan, NormIn, Plan};
 use crate::backend::wgpu::{Support, WgpuBackend};
 use crate::backend::BatchInvariance;
 use crate::dtype::DType;
@@ -105,10 +105,20 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
 }
 
 /// The matvec plan of the fused op: the linear's, with an even number of weight rows a workgroup
-/// for the swiglu epilogue (its (gate, up) pairs in one workgroup). R changes no bits: a row's
-/// order of sums depends on WG and U only.
+/// for the swiglu epilogue (its (gate, up) pairs in one workgroup), in the workgroup shape tuned
+/// for it (`MatvecShape::swiglu_norm`) below `wide_from` x rows where that fits. The fused op is
+/// a lone decode step's alone (no batch invariance to keep), so its WG may differ from the
+/// plain linear's.
 fn norm_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), swiglu: bool) -> Plan {
-    match plan(b, m, k, n, false) {
+    let t = b.tuning.float_matvec;
+    let own = match plan(b, m, k, n, false) {
+        Plan::Matvec { mr, u, sg, .. } if swiglu && m < t.wide_from => {
+            let (wg, r) = t.swiglu_norm(k, n);
+            Some(Plan::Matvec { wg, r, mr, u, sg }).filter(|&p| fits(b, p))
+        }
+        _ => None,
+    };
+    match own.unwrap_or_else(|| plan(b, m, k, n, false)) {
         Plan::Matvec { wg, r, mr, u, sg } if swiglu && r % 2 == 1 => Plan::Matvec {
             wg,
             r: r + 1,
