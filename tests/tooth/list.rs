@@ -46,8 +46,8 @@ use wgllm::parity::cases;
 ///   teeth::norm_swiglu_sign_flipped::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
 ///       patched to silu(-gate): the cases with the epilogue red, the others green.
 ///   teeth::norm_swiglu_first_pair_only::add_rms_norm_linear[..]   matvec.wgsl's swiglu epilogue
-///       patched to store a workgroup's first (gate, up) pair only: the swiglu cases with rows
-///       below 2048 elements red (their tuned workgroup holds two pairs: tuning.rs
+///       patched to store a workgroup's first (gate, up) pair only: the one-row swiglu cases
+///       with rows below 2048 elements red (their tuned workgroup holds two pairs: tuning.rs
 ///       `swiglu_norm_r`), the others green.
 ///   teeth::qmatvec_swiglu_pair_swapped::linear_swiglu[..]   shaders/qmatvec.wgsl's swiglu
 ///       epilogue patched to take the up row as the gate: every quantized decode case red.
@@ -297,11 +297,11 @@ pub fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 (Tooth::Patched(norm_len.clone()), true),
                 (Tooth::Patched(norm_unit.clone()), *unit_offset),
                 (Tooth::Patched(norm_swiglu.clone()), *swiglu),
-                // a workgroup of the tuned shape holds two (gate, up) pairs below 2048 columns
-                (
-                    Tooth::Patched(norm_pair.clone()),
-                    *swiglu && case.inputs[0].desc.shape[1] < 2048,
-                ),
+                // a one-row step's tuned workgroup holds two (gate, up) pairs below 2048 columns
+                (Tooth::Patched(norm_pair.clone()), {
+                    let x = &case.inputs[0].desc.shape;
+                    *swiglu && x[0] == 1 && x[1] < 2048
+                }),
             ],
             // a quantized W's decode rows take the qmatvec's epilogue on every adapter (a prefill
             // may take the tensor cores, and K = 2048 the limb lanes, without it: no bite there)

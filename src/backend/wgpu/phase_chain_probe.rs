@@ -6,8 +6,9 @@
 //! rows of the next phase loaded into registers before it waits at the barrier, so the weights'
 //! latency and most of their bytes overlap the wait, and dispatches of several phases whose
 //! workgroups (a phase a row of the grid) each load their weights and then wait for the phases
-//! before (no residency needed: the rows before started first). A decode step's projections are such a chain
-//! (a Qwen3-0.6B layer's are 2-12 MB each, each dispatch ~5 us besides its bytes); this says what a
+//! before (no residency needed: the rows before started first). A decode step's projections are
+//! such a chain (a Qwen3-0.6B layer's are 2-12 MB each, each dispatch ~5 us besides its bytes);
+//! this says what a
 //! persistent decode kernel could save before one is built. The weights of all phases together
 //! exceed L2, so each phase reads its own from memory as a model does. Every mode's last x is
 //! checked against the CPU (f64). A grid barrier needs every workgroup resident at once: the

@@ -86,7 +86,7 @@ pub struct MatvecShape {
     pub vocab_n: usize,
     pub vocab_wg: u32,
     /// A residual add + norm read inside the gate/up projection with the swiglu in its epilogue
-    /// (add_rms_norm_linear_swiglu, a lone decode step below `long_k`): `swiglu_norm_wg` threads
+    /// (add_rms_norm_linear_swiglu, a one-token decode step below `long_k`): `swiglu_norm_wg` threads
     /// and `swiglu_norm_r` weight rows (whole (gate, up) pairs). Every workgroup loads and squares
     /// its x row (a, b and the norm weight) itself, so more rows a workgroup share that work.
     pub swiglu_norm_wg: u32,
@@ -106,8 +106,8 @@ impl MatvecShape {
         }
     }
 
-    /// (WG, R) of add_rms_norm_linear_swiglu's matvec over N rows of K elements, for M below
-    /// `wide_from`: its own shape for rows shorter than `long_k`, else `workgroup`'s.
+    /// (WG, R) of add_rms_norm_linear_swiglu's matvec over N rows of K elements at M = 1: its
+    /// own shape for rows shorter than `long_k`, else `workgroup`'s.
     pub fn swiglu_norm(&self, k: usize, n: usize) -> (u32, u32) {
         match k < self.long_k && n < self.vocab_n {
             true => (self.swiglu_norm_wg, self.swiglu_norm_r),
@@ -130,8 +130,8 @@ pub struct Tuning {
     /// 1.6x slower at M = 64). Rows of 2048 elements and more take 128 threads and 1 row (a
     /// dependent chain of them 1-1.6 us a dispatch faster on the H200 at Qwen3-0.6B's o and down
     /// projections), an LM head 32 threads (12 us faster); every M of such a matrix alike. The
-    /// gate/up projection with the add + norm before it and the swiglu after it inside (a lone
-    /// decode step, rows below 2048 elements): 32 threads and 4 rows (Qwen3-0.6B bf16 decode
+    /// gate/up projection with the add + norm before it and the swiglu after it inside (a
+    /// one-token decode step, rows below 2048 elements): 32 threads and 4 rows (Qwen3-0.6B bf16 decode
     /// 1.6% faster than 64 x 2 on an H100; 64 x 4 and 128 x 2 were slower).
     pub float_matvec: MatvecShape,
     /// Weight elements from which q4_k's matvec (f32 x, K >= 2048) takes the integer-dot lanes

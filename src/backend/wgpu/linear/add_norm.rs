@@ -105,20 +105,20 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
 }
 
 /// The matvec plan of the fused op: the linear's, with an even number of weight rows a workgroup
-/// for the swiglu epilogue (its (gate, up) pairs in one workgroup), in the workgroup shape tuned
-/// for it (`MatvecShape::swiglu_norm`) below `wide_from` x rows where that fits. The fused op is
-/// a lone decode step's alone (no batch invariance to keep), so its WG may differ from the
-/// plain linear's.
+/// for the swiglu epilogue (its (gate, up) pairs in one workgroup); a one-token step's in the
+/// workgroup shape tuned for it (`MatvecShape::swiglu_norm`, measured at M = 1) where that fits.
+/// The fused op is a lone decode step's alone (no batch invariance to keep), so its WG may
+/// differ from the plain linear's.
 fn norm_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), swiglu: bool) -> Plan {
-    let t = b.tuning.float_matvec;
-    let own = match plan(b, m, k, n, false) {
-        Plan::Matvec { mr, u, sg, .. } if swiglu && m < t.wide_from => {
-            let (wg, r) = t.swiglu_norm(k, n);
+    let base = plan(b, m, k, n, false);
+    let tuned = match base {
+        Plan::Matvec { mr, u, sg, .. } if swiglu && m == 1 => {
+            let (wg, r) = b.tuning.float_matvec.swiglu_norm(k, n);
             Some(Plan::Matvec { wg, r, mr, u, sg }).filter(|&p| fits(b, p))
         }
         _ => None,
     };
-    match own.unwrap_or_else(|| plan(b, m, k, n, false)) {
+    match tuned.unwrap_or(base) {
         Plan::Matvec { wg, r, mr, u, sg } if swiglu && r % 2 == 1 => Plan::Matvec {
             wg,
             r: r + 1,
