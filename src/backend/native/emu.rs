@@ -142,14 +142,22 @@ mod tests {
     use super::*;
     use crate::parity::{cases, run};
 
-    /// Whether `c` is cheap to emulate: attention over a short cache with few query rows, a
-    /// linear with under a million weights and 2^26 multiply-adds, the gated delta rule over few
-    /// tokens x key dims (the emulator pays a thread barrier per shuffle step).
+    /// Whether `c` is cheap to emulate: attention over a short cache with few query rows (paged:
+    /// few query rows x heads x keys), a linear with under a million weights and 2^26
+    /// multiply-adds, the gated delta rule over few tokens x key dims (the emulator pays a thread
+    /// barrier per shuffle step).
     fn quick(c: &crate::parity::case::Case) -> bool {
         let s = |k: usize| &c.inputs[k].desc.shape;
         match c.op {
             crate::op::Op::Attention { n_past, .. } => n_past + s(0)[0] <= 64 && s(0)[0] * s(0)[1] <= 64,
             crate::op::Op::GatedAttention { n_past, .. } => n_past + s(0)[0] <= 64 && s(0)[0] * s(0)[1] <= 64,
+            // query rows x heads x the table's keys under 2^20: the long prefills after a cached
+            // prefix (wgpu's 512-key partitions) took 7-75 s each; the decode steps, the short
+            // prefills and a 40-row chunk after 1020 keys keep every dtype of both ops
+            crate::op::Op::PagedAttention { block_size, .. } => s(0)[0] * s(0)[1] * s(3)[1] * block_size <= 1 << 20,
+            crate::op::Op::PagedGatedAttention { block_size, .. } => {
+                s(0)[0] * s(0)[1] * s(7)[1] * block_size <= 1 << 20
+            }
             // one block per row: the 1040-row cases take seconds each, the small ones cover every dtype
             crate::op::Op::RmsNormGated { .. } => c.inputs[0].desc.numel() / s(2)[0] <= 128,
             // (and under 2^26 multiply-adds: the wide GEMM's case of 1100 rows takes seconds each)

@@ -107,12 +107,9 @@ impl MatvecShape {
     }
 
     /// (WG, R) of add_rms_norm_linear_swiglu's matvec over N rows of K elements at M = 1: its
-    /// own shape for rows shorter than `long_k`, else `workgroup`'s.
-    pub fn swiglu_norm(&self, k: usize, n: usize) -> (u32, u32) {
-        match k < self.long_k && n < self.vocab_n {
-            true => (self.swiglu_norm_wg, self.swiglu_norm_r),
-            false => self.workgroup(k, n),
-        }
+    /// own shape for rows shorter than `long_k`; None (the plain linear's shape) past them.
+    pub fn swiglu_norm(&self, k: usize, n: usize) -> Option<(u32, u32)> {
+        (k < self.long_k && n < self.vocab_n).then_some((self.swiglu_norm_wg, self.swiglu_norm_r))
     }
 }
 

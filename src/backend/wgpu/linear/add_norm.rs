@@ -112,10 +112,12 @@ pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> 
 fn norm_plan(b: &WgpuBackend, (m, k, n): (usize, usize, usize), swiglu: bool) -> Plan {
     let base = plan(b, m, k, n, false);
     let tuned = match base {
-        Plan::Matvec { mr, u, sg, .. } if swiglu && m == 1 => {
-            let (wg, r) = b.tuning.float_matvec.swiglu_norm(k, n);
-            Some(Plan::Matvec { wg, r, mr, u, sg }).filter(|&p| fits(b, p))
-        }
+        Plan::Matvec { mr, u, sg, .. } if swiglu && m == 1 => b
+            .tuning
+            .float_matvec
+            .swiglu_norm(k, n)
+            .map(|(wg, r)| Plan::Matvec { wg, r, mr, u, sg })
+            .filter(|&p| fits(b, p)),
         _ => None,
     };
     match tuned.unwrap_or(base) {
