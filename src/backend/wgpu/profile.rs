@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 pub const MAX_DISPATCHES: u32 = 2048;
 
 /// The profile row a dispatch of `key` is charged to: its entry point, and for the linear kernels
-/// also the variant (the tile shape, the loaders), the one thing that tells their rows apart.
+/// (float and quantized) also the variant (the tile shape, the loaders, a fused norm or swiglu),
+/// the one thing that tells their rows apart (a decode step's q/k/v, gate/up and LM head).
 pub fn row_name(key: &super::kernel::KernelKey) -> &'static str {
-    if !matches!(key.entry, "linear_coop" | "matvec") {
+    if !matches!(key.entry, "linear_coop" | "matvec" | "qmatvec" | "qmatvec_xs") {
         return key.entry;
     }
     static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
