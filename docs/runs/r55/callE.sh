@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# r55 call E (carry [".gl"]: loader .debs, g0.xz = main 1c5a313, gE.xz = branch exp/r55-linear-add):
-# main against the residual added in the o and down projections' epilogues and the next
-# projection's norm reading one row, alternated; then gE's parity of the three fused ops here.
+# r55 call E, readied (no device time was left to run it): main against the residual added in the
+# o and down projections' epilogues and the next projection's norm reading one row, alternated; then
+# gE's parity of the three fused ops on the GPU. From the repository root with carry [".gl"]: .gl
+# holds the loader .debs, g0.xz (main: `cargo build --release --bin wgllm`, `xz -T2 -c
+# target/release/wgllm > .gl/g0.xz`) and gE.xz (the same from branch exp/r55-linear-add, e.g. in a
+# `git worktree add /work/exp exp/r55-linear-add` with its own CARGO_TARGET_DIR).
 set -u
 BINS="g0 gE" timeout 150 tools/bench/ab.sh 2 \
   "--shape qwen3-0.6b --decode 128 --prefill 16" \
