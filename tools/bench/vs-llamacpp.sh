@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Our bench beside llama.cpp's llama-bench and llama-batched-bench on one GPU machine, the same
-# random-weight Qwen3-0.6B shape, and one table of ratios (ours / theirs).
+# random-weight Qwen3-0.6B shape, and one table of ratios (ours / theirs). Our quantized rows
+# come twice: our own random weights of one type, and llama.cpp's q8_0 and q4_k_m GGUF files
+# themselves (from the build stage's /tmp/lcpp-work/models) read by our GGUF loader.
 #
 #   tools/bench/vs-llamacpp.sh build        llama.cpp with CUDA and Vulkan, the GGUF models (~7 min)
 #   tools/bench/vs-llamacpp.sh bench        ours, then theirs, then the table (~5 min)
@@ -30,7 +32,7 @@ peer() { OUT="$OUT" PACK=0 bash .peer/run.sh "$@"; }
 ours() {
     local dev="$1" tag="$2"; shift 2
     echo "=== ours: $dev $tag"
-    "$B" bench --shape qwen3-0.6b --device "$dev" "$@" --json "$OUT/ours-${dev%%:*}-$tag.json" 2>&1 |
+    "$B" bench --device "$dev" "$@" --json "$OUT/ours-${dev%%:*}-$tag.json" 2>&1 |
         grep -E "decode batch|prefill|batch +[0-9]+:|error" || echo "   (failed: see above)"
 }
 
@@ -41,12 +43,20 @@ bench() {
             echo "=== ours: no cuda device, the native column stays empty"
             continue
         fi
-        ours "$dev" bf16 --dtype bf16 --decode 128 --prefill 512,2048
-        ours "$dev" f16 --dtype f16 --decode 128 --prefill 512,2048
-        ours "$dev" q8_0 --quant q8_0 --decode 128 --prefill 512
-        ours "$dev" q4_k --quant q4_k --decode 128 --prefill 512
+        ours "$dev" bf16 --shape qwen3-0.6b --dtype bf16 --decode 128 --prefill 512,2048
+        ours "$dev" f16 --shape qwen3-0.6b --dtype f16 --decode 128 --prefill 512,2048
+        ours "$dev" q8_0 --shape qwen3-0.6b --quant q8_0 --decode 128 --prefill 512
+        ours "$dev" q4_k --shape qwen3-0.6b --quant q4_k --decode 128 --prefill 512
     done
-    ours "$WGPU" batched --batch 1,8,32,64 --prompt-len 128 --gen-len 128 --kv-dtype f16
+    # llama.cpp's own quantized files, read by our GGUF loader: the same bytes on both sides
+    # (its q4_k_m keeps attn_v and some ffn_down in q6_k, and the embedding in q6_k; our q4_k
+    # rows above quantize every matrix to q4_k)
+    for q in q8_0 q4_k_m; do
+        local m="${WORK:-/tmp/lcpp-work}/models/qwen3-0.6b-$q.gguf"
+        [ -s "$m" ] || { echo "=== ours: no $m (run the build stage first)"; continue; }
+        ours "$WGPU" "gguf-$q" --model "$m" --decode 128 --prefill 512
+    done
+    ours "$WGPU" batched --shape qwen3-0.6b --batch 1,8,32,64 --prompt-len 128 --gen-len 128 --kv-dtype f16
     peer bench-cuda bench-vulkan bench-batched
     table "$OUT"
     tar czf "$OUT.tgz" -C "$(dirname "$OUT")" "$(basename "$OUT")" && echo "all results: $OUT.tgz"
@@ -111,6 +121,8 @@ rows = [
     ("decode f16", "f16", "tg", "f16", "tg"),
     ("decode q8_0", "q8_0", "tg", "q8_0", "tg"),
     ("decode q4_k (llama.cpp q4_k_m)", "q4_k", "tg", "q4_k_m", "tg"),
+    ("decode q8_0, llama.cpp's GGUF file on both sides", "gguf-q8_0", "tg", "q8_0", "tg"),
+    ("decode q4_k_m, llama.cpp's GGUF file on both sides", "gguf-q4_k_m", "tg", "q4_k_m", "tg"),
     ("prefill 2048 bf16 (llama.cpp f16, flash attention)", "bf16", "pp2048", "f16_fa1", "pp2048"),
     ("prefill 512 bf16 (llama.cpp f16, flash attention)", "bf16", "pp512", "f16_fa1", "pp512"),
 ]
