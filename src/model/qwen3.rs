@@ -20,6 +20,10 @@ pub struct Layer {
     /// GGUF may keep v in another quantization): a one-token step projects q, k and v in one linear.
     /// q, k and v are then row views of it.
     pub qkv: Option<Tensor>,
+    /// q_proj and k_proj stacked ([(Hq + Hkv) Dh, D]) where v_proj alone has another dtype (a
+    /// llama.cpp q4_k_m file keeps attn_v in q6_k in some layers): a one-token step projects q
+    /// and k in one linear and v beside them into the same row. q and k are then row views of it.
+    pub qk: Option<Tensor>,
     pub q: Tensor,
     pub k: Tensor,
     pub v: Tensor,
@@ -115,25 +119,34 @@ impl Weights {
                 &format!("{p}.mlp.gate_proj.weight"),
                 &format!("{p}.mlp.up_proj.weight"),
             )?;
-            let (qkv, q, k, v) = match qkv(&ld, &p)? {
-                Some(f) => {
+            let (qkv, qk, q, k, v) = match qkv(&ld, &p)? {
+                Some((qkv, q, k, v)) => {
                     ld.count(3);
-                    f
+                    (qkv, None, q, k, v)
                 }
                 None => {
-                    let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
-                    let (q, k) = (g("self_attn.q_proj.weight")?, g("self_attn.k_proj.weight")?);
-                    (None, q, k, g("self_attn.v_proj.weight")?)
+                    let (qk, q, k) = match qk(&ld, &p)? {
+                        Some((t, q, k)) => {
+                            ld.count(2);
+                            (Some(t), q, k)
+                        }
+                        None => {
+                            let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
+                            (None, g("self_attn.q_proj.weight")?, g("self_attn.k_proj.weight")?)
+                        }
+                    };
+                    (None, qk, q, k, up(&mut ld, &format!("{p}.self_attn.v_proj.weight"))?)
                 }
             };
-            let qk_norm = match (&qkv, c.qk_norm) {
-                (Some(_), true) => Some(qk_norm(&ld, &p)?),
+            let qk_norm = match (qkv.is_some() || qk.is_some(), c.qk_norm) {
+                (true, true) => Some(qk_norm(&ld, &p)?),
                 _ => None,
             };
             let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
             layers.push(Layer {
                 in_norm: g("input_layernorm.weight")?,
                 qkv,
+                qk,
                 q,
                 k,
                 v,
@@ -188,6 +201,17 @@ fn qkv(ld: &Loader, p: &str) -> Result<Option<(Option<Tensor>, Tensor, Tensor, T
     Ok(stacked(ld, &parts, d)?.map(|(t, mut v)| {
         let (vv, kv, qv) = (v.pop().unwrap(), v.pop().unwrap(), v.pop().unwrap());
         (Some(t), qv, kv, vv)
+    }))
+}
+
+/// Layer `p`'s q and k projections stacked and the two as row views (where v alone differs).
+fn qk(ld: &Loader, p: &str) -> Result<Option<(Tensor, Tensor, Tensor)>> {
+    let Dims { d, hq, hkv, dh, .. } = ld.c.dims();
+    let name = |s: &str| format!("{p}.self_attn.{s}_proj.weight");
+    let parts = [(name("q"), hq * dh), (name("k"), hkv * dh)];
+    Ok(stacked(ld, &parts, d)?.map(|(t, mut v)| {
+        let (kv, qv) = (v.pop().unwrap(), v.pop().unwrap());
+        (t, qv, kv)
     }))
 }
 
@@ -326,10 +350,11 @@ impl QkOne<'_> {
         att: &Tensor,
         dev: &dyn Backend,
     ) -> Result<bool> {
-        let (Some(qkv), Some(wn)) = (l.qkv.as_ref(), l.qk_norm.as_ref()) else {
+        let Some(wn) = l.qk_norm.as_ref().filter(|_| l.q_norm.is_some()) else {
             return Ok(false);
         };
-        if l.q_norm.is_none() {
+        // q and k stacked with v apart: two projections into one token's row of q, k, v
+        if l.qkv.is_none() && (l.qk.is_none() || b.t != 1) {
             return Ok(false);
         }
         let fused = Op::RmsNormRopeKvAttention {
@@ -353,7 +378,16 @@ impl QkOne<'_> {
         if !dev.supports(&OpDesc::of(&fused, &ins, &outs)).is_yes() {
             return Ok(false);
         }
-        h.linear(dev, qkv, &self.qkv.view(0, &[b.t, (hq + 2 * hkv) * dh])?)?;
+        match (&l.qkv, &l.qk) {
+            (Some(qkv), _) => h.linear(dev, qkv, &self.qkv.view(0, &[b.t, (hq + 2 * hkv) * dh])?)?,
+            (None, Some(qk)) => {
+                // where the norm is pending each projection reads it (the sum stored twice, the
+                // same values): three dispatches for q/k/v and attention, not eight
+                h.linear(dev, qk, &self.qkv.view(0, &[1, (hq + hkv) * dh])?)?;
+                h.linear(dev, &l.v, &self.qkv.view((hq + hkv) * dh, &[1, hkv * dh])?)?;
+            }
+            (None, None) => unreachable!("checked above"),
+        }
         dev.run(&fused, &ins, &outs)?;
         Ok(true)
     }
