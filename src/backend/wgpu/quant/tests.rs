@@ -236,15 +236,14 @@ fn normed_variants_match_cpu() {
                                 let norm = QNorm {
                                     eps: 1e-5,
                                     unit_offset: unit,
-                                    b: i[1],
                                     nw: i[2],
-                                    sum: o[0],
+                                    add: Some((i[1], o[0])),
                                 };
                                 // the 16-byte loads exactly where the lanes, dtypes and offsets allow them
                                 let v4 = l == Lanes::V4
                                     && nwd == DType::F32
                                     && [0, 1, 2, 4].iter().all(|&j| offs[j] % 4 == 0);
-                                assert_eq!(norm.xin(l, i[0]) == XIn::NormV4, v4, "{offs:?}");
+                                assert_eq!(matches!(norm.xin(l, i[0]), XIn::NormV4 { .. }), v4, "{offs:?}");
                                 v4_runs.set(v4_runs.get() + v4 as usize);
                                 launch_linear(&b, kind, Some(shape), None, swiglu, i[0], i[3], o[1], Some(&norm), None)
                                     .unwrap();
