@@ -1,7 +1,7 @@
 // q8_0: blocks of 32 elements, f16 d and 32 i8 q; value q * d. GGUF stores 34-byte blocks
 // (d first); the wgpu device keeps groups of 8 blocks, counted from the start of the buffer
-// (where every q8_0 tensor starts), as their 8 x 32 bytes of quants then their 8 scales: 272
-// bytes (qlayout.rs, the same bytes reordered). A row at byte rb (34 x its first
+// (a view past block 0 finds its blocks by index), as their 8 x 32 bytes of quants then their 8
+// scales: 272 bytes (qlayout.rs, the same bytes reordered). A row at byte rb (34 x its first
 // block's index) has block b at buffer block rb / 34 + b. Quants are word aligned.
 // Matvec lane: two words of quants (8 elements), 4 lanes a block; lanes of a subgroup read 8
 // consecutive blocks' quants, and x, in one contiguous run.

@@ -52,15 +52,18 @@ impl Tensor {
     pub fn byte_offset(&self) -> usize {
         self.dtype.nbytes(self.offset)
     }
-    /// A view of `shape` starting `elem_offset` elements into this tensor's region.
+    /// A view of `shape` starting `elem_offset` elements into this tensor's region. A quantized
+    /// view starts on a whole block at a word-aligned byte: kernels read blocks through 32-bit
+    /// words, so a type whose blocks are not whole words (q8_0's 34 bytes, q4_0's 18, q6_k's
+    /// 210) starts on an even block (a stacked q/k/v weight's rows do).
     pub fn view(&self, elem_offset: usize, shape: &[usize]) -> Result<Tensor> {
         let off = self.offset + elem_offset;
         let (be, bb) = self.dtype.block();
-        if be > 1 && (off % be != 0 || bb % 4 != 0 && off > 0) {
+        if be > 1 && (off % be != 0 || off / be * bb % 4 != 0) {
             return Err(Error::shape(
                 "view",
                 format!(
-                    "{} view offset {off} is not a whole number of word-aligned blocks",
+                    "{} view offset {off} is not a whole number of blocks at a word-aligned byte",
                     self.dtype
                 ),
             ));
@@ -108,5 +111,26 @@ impl Tensor {
             shape: shape.to_vec(),
             ..self.clone()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::backend::{cpu::CpuBackend, Backend};
+    use crate::dtype::DType;
+
+    /// A quantized view starts on a whole block at a word-aligned byte: an even block of 34-,
+    /// 18- and 210-byte types (a stacked q/k/v weight's later rows), any block of the others.
+    #[test]
+    fn quantized_views_start_on_word_aligned_blocks() {
+        let cpu = CpuBackend::new();
+        for d in DType::QUANTS {
+            let (be, bb) = d.block();
+            let t = cpu.alloc(d, &[8, 4 * be]).unwrap();
+            assert!(t.view(2 * be, &[be]).is_ok(), "{d}: two blocks in");
+            assert_eq!(t.view(be, &[be]).is_ok(), bb % 4 == 0, "{d}: one block in");
+            let e = t.view(be / 2, &[be]).unwrap_err().to_string();
+            assert!(e.contains("not a whole number of blocks"), "{d}: {e}");
+        }
     }
 }

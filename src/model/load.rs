@@ -214,8 +214,9 @@ pub fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
 
 /// Matrices `parts` (name, rows; all `cols` wide) stacked row-wise into one tensor (uploaded once,
 /// not counted) and each as a row view of it: one linear then projects them all. None when their
-/// dtypes differ (a GGUF may keep one in another quantization) or a view would start off a word
-/// boundary (a block type's rows): the caller loads them apart.
+/// dtypes differ (a GGUF may keep one in another quantization) or a view would not start on a
+/// word-aligned block (`Tensor::view`; an odd number of 34-, 18- or 210-byte blocks before it):
+/// the caller loads them apart.
 pub fn stacked(ld: &Loader, parts: &[(String, usize)], cols: usize) -> Result<Option<(Tensor, Vec<Tensor>)>> {
     let mut dt = None;
     let mut bytes = Vec::new();

@@ -112,12 +112,13 @@ pub fn execute_with(
 }
 
 /// A block-quantized input between guard blocks of all-ones bytes (a NaN f16 scale, so a kernel
-/// that reads a block past the tensor goes red): two blocks after, and two before where blocks
-/// are word aligned (a view of 34-, 18- or 210-byte blocks must start at block 0).
+/// that reads a block past the tensor goes red): two blocks after, and before it two blocks of
+/// a type whose blocks are whole words, eight of 34-, 18- or 210-byte blocks (so the view starts
+/// on 16 bytes, where the vec4 lanes take it, as a stacked weight's later rows do).
 fn quant_input(dev: &dyn Backend, i: &Input) -> Result<Tensor> {
     let (be, bb) = i.desc.dtype.block();
     let n = i.desc.numel();
-    let before = if bb % 4 == 0 { 2 * be } else { 0 };
+    let before = if bb % 4 == 0 { 2 * be } else { 8 * be };
     let total = before + n.div_ceil(be) * be + 2 * be;
     let whole = dev.alloc(i.desc.dtype, &[total])?;
     let mut bytes = vec![0xFFu8; i.desc.dtype.nbytes(total)];

@@ -65,6 +65,10 @@ use wgllm::parity::cases;
 ///       the add reading the first of a pair twice (matvec_norm.wgsl) or neighbouring vec4s swapped
 ///       (qx_norm.wgsl): every case red; and add_rms_norm_linear's 1 + w and swiglu teeth on these
 ///       kernels: the cases with a 1 + w norm weight (quantized) or the epilogue (float) red.
+///   teeth::qweight_base_dropped::linear[..]   shaders/qdots.wgsl's row addresses patched to drop
+///       the weight's byte offset in its buffer: every quantized decode case (M < 64, K < 2048)
+///       red: the parity runner puts guard blocks before every quantized input (eight of the
+///       34-, 18- and 210-byte types, so their views start on 16 bytes).
 ///   teeth::split_partial_dropped::linear_add_rms_norm[..]   shaders/linear_add_rms_norm.wgsl
 ///       patched to read the second split-K partial in place of every later one: every case red where
 ///       a device runs the op (an adapter with cooperative matrices: its projection is split);
@@ -237,6 +241,12 @@ pub fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "put_sum(e, t);",
         "put_sum(e, a4(e));",
     ));
+    let qbase = Arc::new(Patched::new(
+        "qweight_base_dropped",
+        "qdots.wgsl",
+        "let rb = p.wbase + min(n0 + i, p.n - 1u) * p.rowb;",
+        "let rb = min(n0 + i, p.n - 1u) * p.rowb;",
+    ));
     let qnorm_v4 = Arc::new(Patched::new(
         "qnorm_v4_b_as_a",
         "qx_norm.wgsl",
@@ -314,7 +324,8 @@ pub fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                 (Tooth::Patched(qnorm_unit.clone()), *unit_offset),
                 (Tooth::Patched(qnorm_swiglu.clone()), *swiglu),
                 (Tooth::Patched(qnorm_sum.clone()), true),
-                // the vec4 lanes: q4_k and q8_0 rows on 16 bytes (every case's weight starts at 0)
+                // the vec4 lanes: q4_k and q8_0 rows on 16 bytes (every case's weight starts on
+                // 16 bytes: the runner's guard blocks before it)
                 (Tooth::Patched(qnorm_v4.clone()), {
                     let w = &case.inputs[3].desc;
                     matches!(w.dtype, wgllm::dtype::DType::Q4K | wgllm::dtype::DType::Q8_0)
@@ -334,6 +345,16 @@ pub fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
                     *swiglu && x[0] == 1 && x[1] < 2048
                 }),
             ],
+            // a quantized W's decode rows read their blocks through qdots.wgsl's row addresses on
+            // every adapter (a prefill may take the tensor cores, and K = 2048 the limb lanes), and
+            // every case's W is a view past block 0 (the runner's guard blocks before it)
+            Op::Linear if case.inputs[1].desc.dtype.is_quant() => {
+                let (m, k) = (case.inputs[0].desc.shape[0], case.inputs[0].desc.shape[1]);
+                if m >= 64 || k >= 2048 {
+                    continue;
+                }
+                vec![(Tooth::Patched(qbase.clone()), true)]
+            }
             // a quantized W's decode rows take the qmatvec's epilogue on every adapter (a prefill
             // may take the tensor cores, and K = 2048 the limb lanes, without it: no bite there)
             Op::LinearSwiGlu if case.inputs[1].desc.dtype.is_quant() => {

@@ -1,7 +1,8 @@
 //! The wgpu device's byte order for q8_0: blocks stored in groups of 8 (by block index from the
-//! start of the buffer, where every q8_0 tensor starts) as their 8 x 32 bytes of quants, then
-//! their 8 f16 scales: 272 bytes, the GGUF blocks' own bytes reordered, nothing expanded (a last
-//! group of fewer blocks keeps its slots). Quants are then word aligned, and a row of whole
+//! start of the buffer, so a view past block 0, e.g. a stacked q/k/v weight's k rows, finds its
+//! blocks by index) as their 8 x 32 bytes of quants, then their 8 f16 scales: 272 bytes, the
+//! GGUF blocks' own bytes reordered, nothing expanded (a last group of fewer blocks keeps its
+//! slots). Quants are then word aligned, and a row of whole
 //! 256-element groups reads as aligned vec4 words, a subgroup's in contiguous runs. Other
 //! quantized types keep GGUF order (q4_k in 8-block groups of headers and nibble halves was
 //! slower at 8B-class matrices, so q4_k stays as GGUF lays it out).

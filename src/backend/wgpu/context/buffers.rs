@@ -106,15 +106,14 @@ impl WgpuBackend {
     }
 
     /// q8_0 goes into the device's groups of 8 blocks (qlayout.rs); a first or last group the
-    /// tensor fills only in part is read first, so the other blocks' slots keep their bytes.
+    /// tensor (or a view past block 0) fills only in part is read first, so the other blocks'
+    /// slots keep their bytes.
     fn upload_grouped(&self, buf: &wgpu::Buffer, t: &Tensor, bytes: &[u8], (bb, gb): (usize, usize)) -> Result<()> {
         let qk = t.dtype.block().0;
-        if t.offset % qk != 0 || (t.dtype == DType::Q8_0 && t.offset != 0) {
+        if t.offset % qk != 0 {
             return Err(Error::Other(format!(
-                "upload: a {} tensor must start at {} of its buffer, not element {}",
-                t.dtype,
-                if t.dtype == DType::Q8_0 { "block 0" } else { "a block" },
-                t.offset
+                "upload: a {} tensor must start at a block of its buffer, not element {}",
+                t.dtype, t.offset
             )));
         }
         let (b0, nblk) = (t.offset / qk, bytes.len() / bb);
