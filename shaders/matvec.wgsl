@@ -22,6 +22,9 @@
 // variant the most subgroups a workgroup can have), X_KIND, W_KIND, ALIGNED (see linear.wgsl),
 // NS (more sums a workgroup reduces after its R * MR outputs: add_rms_norm_linear's sums of
 // squares, one an x row, matvec_norm.wgsl; 0 for a plain linear).
+// In the `radd` variant (linear/ keeps the lines between #ifdef_radd / #else_radd / #endif_radd:
+// linear_add) each output adds the residual r at its index (binding r after y, f32), loaded at
+// the start with the first loads so the epilogue waits on no load of its own.
 // A row's order of sums depends on WG and U only, never on R or MR: any shape gives a row the same
 // bits, so the engine can pick the shape per M and stay batch-invariant.
 // Params and the pair loaders come from linear.wgsl.
@@ -49,6 +52,21 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let n0 = (g % nb) * R;
     let m0 = (g / nb) * MR;
     let kp = p.k / 2u;
+#ifdef_radd
+    // the residual of the (pair of) outputs this thread stores below: one item a thread there
+    // (linear/ asserts (R + 1) / 2 * MR <= WG)
+    var r_pre = vec2<f32>(0.0);
+    if (lid < (R + 1u) / 2u * MR) {
+        let m = m0 + lid % MR;
+        let n = n0 + (lid / MR) * 2u;
+        if (m < p.m && n < p.n) {
+            r_pre.x = ld_r(m * p.n + n);
+            if ((lid / MR) * 2u + 1u < R && n + 1u < p.n) {
+                r_pre.y = ld_r(m * p.n + n + 1u);
+            }
+        }
+    }
+#endif_radd
     //@decl
     var j = lid;
     for (; j + (U - 1u) * WG < kp; j += U * WG) {
@@ -99,9 +117,17 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
                     st_y(m * (p.n / 2u) + n / 2u, g / (1.0 + exp(-g)) * y_of((r + 1u) * MR + i, i));
                 }
             } else if (r + 1u < R && n + 1u < p.n) {
+#ifdef_radd
+                st2_y(m * p.n + n, y_of(r * MR + i, i) + r_pre.x, y_of((r + 1u) * MR + i, i) + r_pre.y);
+#else_radd
                 st2_y(m * p.n + n, y_of(r * MR + i, i), y_of((r + 1u) * MR + i, i));
+#endif_radd
             } else if (n < p.n) {
+#ifdef_radd
+                st_y(m * p.n + n, y_of(r * MR + i, i) + r_pre.x);
+#else_radd
                 st_y(m * p.n + n, y_of(r * MR + i, i));
+#endif_radd
             }
         }
     }

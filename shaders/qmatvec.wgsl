@@ -6,7 +6,9 @@
 // arrays). U slots a trip (U = 2 only where the row is whole trips of two, else one). f32
 // accumulation; partial sums reduced through workgroup memory `red` (subgroup sums first in the
 // `sg` variant: quant/ keeps the lines between #ifdef_sg / #else_sg / #endif_sg of the variant
-// asked for), else a tree.
+// asked for), else a tree. In the `radd` variant (linear_add: quant/ keeps the lines between
+// #ifdef_radd / #else_radd / #endif_radd) each output adds the residual r at its index (binding
+// r after y, f32), loaded with the first loads so the epilogue waits on no load of its own.
 // The lanes come from qlanes.wgsl (scalar words, any x dtype, over the type file's lane_dot) or
 // from the type's _v4 file (f32 x and weights as vec4 words: q4_k_v4.wgsl, q8_0_v4.wgsl).
 // Constants from quant/: WG, R, U, X_KIND (0 f32, 1 f16, 2 bf16), X_ALIGNED (16-bit x
@@ -51,6 +53,12 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let mi = g / nb;
     let slots = (p.k / QK) * SLOTS;
     let xr = mi * p.k;
+#ifdef_radd
+    var r_pre = 0.0;
+    if (lid < R && n0 + lid < p.n) {
+        r_pre = ld_r(mi * p.n + n0 + lid);
+    }
+#endif_radd
 #ifdef_norm
     norm_row(xr, n0);
 #endif_norm
@@ -113,6 +121,10 @@ fn qmatvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             st_y(mi * (p.n / 2u) + n0 / 2u + lid, g / (1.0 + exp(-g)) * y_of(2u * lid + 1u));
         }
     } else if (lid < R && n0 + lid < p.n) {
+#ifdef_radd
+        st_y(mi * p.n + n0 + lid, y_of(lid) + r_pre);
+#else_radd
         st_y(mi * p.n + n0 + lid, y_of(lid));
+#endif_radd
     }
 }

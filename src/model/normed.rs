@@ -1,7 +1,11 @@
-//! A projection's input that may still be a residual add + RMSNorm not yet recorded: a device with
-//! `AddRmsNormLinear` reads the norm inside the projection (one dispatch instead of two, and the
-//! projection does not wait on a one-workgroup norm kernel), others record `AddRmsNorm` first. And
-//! the add + norm after a projection: `LinearAddRmsNorm` where the device has it (`after_linear`).
+//! A projection's input that may still be a (residual add +) RMSNorm not yet recorded: a device
+//! with `AddRmsNormLinear` (`RmsNormLinear`) reads the norm inside the projection (one dispatch
+//! instead of two, and the projection does not wait on a one-workgroup norm kernel), others record
+//! `AddRmsNorm` (`RmsNorm`) first. And the add + norm after a projection (`after_linear`):
+//! `LinearAddRmsNorm` where the device has it, else the residual added in the projection's
+//! epilogue (`LinearAdd`) where the device has that, the norm left pending on the sum alone (so
+//! the next projection reads one row where it would read two), else the linear with the add +
+//! norm pending.
 use crate::backend::Backend;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -47,16 +51,19 @@ pub struct Normed<'a> {
 }
 
 struct Pending<'a> {
+    /// `Op::AddRmsNorm` of ins = [a, b, nw] into sum and h, or `Op::RmsNorm` of ins = [x, nw]
+    /// into h (sum None)
     op: Op,
-    ins: [&'a Tensor; 3],
-    sum: &'a Tensor,
+    ins: Vec<&'a Tensor>,
+    sum: Option<&'a Tensor>,
     fusions: &'a Fusions,
 }
 
 impl<'a> Normed<'a> {
     /// y = x Wᵀ, then `add_norm` (an `Op::AddRmsNorm`) of a and y with norm weight nw into sum
     /// and h: one `LinearAddRmsNorm` where the device has it for these operands (h then holds the
-    /// rows), else the linear, with the add + norm left pending (`add_norm`).
+    /// rows); else `LinearAdd` into sum where the device has it (y unwritten), the norm of sum
+    /// left pending; else the linear, with the add + norm left pending (`add_norm`).
     #[allow(clippy::too_many_arguments)]
     pub fn after_linear(
         dev: &dyn Backend,
@@ -72,6 +79,21 @@ impl<'a> Normed<'a> {
             if fusions.fuses(dev, &fused, &ins, &outs, [w, nw]) {
                 dev.run(&fused, &ins, &outs)?;
                 return Ok(Normed::ready(h));
+            }
+            let (ins, outs) = ([x, w, a], [sum]);
+            if fusions.fuses(dev, &Op::LinearAdd, &ins, &outs, [w, nw]) {
+                dev.run(&Op::LinearAdd, &ins, &outs)?;
+                let norm = Op::RmsNorm { eps, unit_offset };
+                return Ok(Normed {
+                    h,
+                    pending: Some(Pending {
+                        op: norm,
+                        ins: vec![sum, nw],
+                        sum: None,
+                        fusions,
+                    }),
+                    ready: Cell::new(false),
+                });
             }
         }
         dev.run(&Op::Linear, &[x, w], &[y])?;
@@ -99,8 +121,8 @@ impl<'a> Normed<'a> {
             h,
             pending: Some(Pending {
                 op: add_norm.clone(),
-                ins: [a, b, nw],
-                sum,
+                ins: vec![a, b, nw],
+                sum: Some(sum),
                 fusions,
             }),
             ready: Cell::new(false),
@@ -111,7 +133,10 @@ impl<'a> Normed<'a> {
     /// it is recorded again: the same sum, and h).
     pub fn rows(&self, dev: &dyn Backend) -> Result<&'a Tensor> {
         if let (Some(p), false) = (&self.pending, self.ready.get()) {
-            dev.run(&p.op, &p.ins, &[p.sum, self.h])?;
+            match p.sum {
+                Some(sum) => dev.run(&p.op, &p.ins, &[sum, self.h])?,
+                None => dev.run(&p.op, &p.ins, &[self.h])?,
+            }
             self.ready.set(true);
         }
         Ok(self.h)
@@ -134,23 +159,36 @@ impl<'a> Normed<'a> {
         self.fused(dev, w, y, true)
     }
 
-    /// Records `AddRmsNormLinear` (with the swiglu epilogue or not) where the norm is pending and
-    /// the device has it for these operands; false, with nothing recorded, otherwise.
+    /// Records `AddRmsNormLinear` or `RmsNormLinear` (with the swiglu epilogue or not) where the
+    /// norm is pending and the device has it for these operands; false, with nothing recorded,
+    /// otherwise.
     fn fused(&self, dev: &dyn Backend, w: &Tensor, y: &Tensor, swiglu: bool) -> Result<bool> {
-        if let (Some(p), false) = (&self.pending, self.ready.get()) {
-            if let Op::AddRmsNorm { eps, unit_offset } = p.op {
-                let fused = Op::AddRmsNormLinear {
+        let Some(p) = self.pending.as_ref().filter(|_| !self.ready.get()) else {
+            return Ok(false);
+        };
+        let (fused, ins, outs) = match (p.op.clone(), p.ins.as_slice(), p.sum) {
+            (Op::AddRmsNorm { eps, unit_offset }, &[a, b, nw], Some(sum)) => {
+                let op = Op::AddRmsNormLinear {
                     eps,
                     unit_offset,
                     swiglu,
                 };
-                let [a, b, nw] = p.ins;
-                let (ins, outs) = ([a, b, nw, w], [p.sum, y]);
-                if p.fusions.fuses(dev, &fused, &ins, &outs, [w, nw]) {
-                    dev.run(&fused, &ins, &outs)?;
-                    return Ok(true);
-                }
+                (op, vec![a, b, nw, w], vec![sum, y])
             }
+            (Op::RmsNorm { eps, unit_offset }, &[x, nw], None) => {
+                let op = Op::RmsNormLinear {
+                    eps,
+                    unit_offset,
+                    swiglu,
+                };
+                (op, vec![x, nw, w], vec![y])
+            }
+            _ => return Ok(false),
+        };
+        let nw = ins[ins.len() - 2];
+        if p.fusions.fuses(dev, &fused, &ins, &outs, [w, nw]) {
+            dev.run(&fused, &ins, &outs)?;
+            return Ok(true);
         }
         Ok(false)
     }

@@ -72,6 +72,7 @@ impl OpDesc {
             Op::AddRmsNorm { .. } => (3, 2),
             Op::AddRmsNormLinear { .. } => (4, 2),
             Op::LinearAddRmsNorm { .. } => (4, 3),
+            Op::LinearAdd | Op::RmsNormLinear { .. } => (3, 1),
             Op::Attention { .. } => (3, 1),
             Op::Softmax | Op::Argmax | Op::Copy | Op::Cast => (1, 1),
             Op::TopK { .. } => (1, 2),
@@ -525,6 +526,8 @@ impl OpDesc {
             Op::Sample { k } => super::sample::check_shapes(*k, i, o)?,
             Op::AddRmsNormLinear { .. }
             | Op::LinearAddRmsNorm { .. }
+            | Op::LinearAdd
+            | Op::RmsNormLinear { .. }
             | Op::RmsNormRopeKv { .. }
             | Op::LinearRmsNormRopeKv { .. }
             | Op::RmsNormRopeKvAttention { .. }

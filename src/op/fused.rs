@@ -34,6 +34,36 @@ pub(super) fn check_shapes(op: &Op, i: &[TensorDesc], o: &[TensorDesc]) -> Resul
             };
             OpDesc::new(norm, vec![i[2].clone(), o[0].clone(), i[3].clone()], o[1..].to_vec()).check()?;
         }
+        Op::LinearAdd => {
+            // the composition's two checks, the projection's rows an f32 [M, N]
+            let y = TensorDesc::new(
+                DType::F32,
+                &[
+                    i[0].shape.first().copied().unwrap_or(0),
+                    i[1].shape.first().copied().unwrap_or(0),
+                ],
+            );
+            OpDesc::new(Op::Linear, i[..2].to_vec(), vec![y.clone()]).check()?;
+            OpDesc::new(Op::Add, vec![i[2].clone(), y], o.to_vec()).check()?;
+        }
+        Op::RmsNormLinear {
+            eps,
+            unit_offset,
+            swiglu,
+        } => {
+            // the composition's two checks, the normed rows an f32 [M, K]
+            if i[0].shape.len() != 2 {
+                return bad(format!("x must be [M, K], got [{}]", shape_str(&i[0].shape)));
+            }
+            let h = TensorDesc::new(DType::F32, &i[0].shape);
+            let norm = Op::RmsNorm {
+                eps: *eps,
+                unit_offset: *unit_offset,
+            };
+            OpDesc::new(norm, i[..2].to_vec(), vec![h.clone()]).check()?;
+            let lin = if *swiglu { Op::LinearSwiGlu } else { Op::Linear };
+            OpDesc::new(lin, vec![h, i[2].clone()], o.to_vec()).check()?;
+        }
         Op::RmsNormRopeKv { eps, rotary_dim } => {
             // the composition: RmsNormRope over the q and k heads, KvWrite of k and v
             let (kp, hq) = (&o[1], o[0].shape.get(1).copied().unwrap_or(0));

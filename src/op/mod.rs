@@ -59,6 +59,16 @@ pub enum Op {
     /// sum's dtype), h [M, N] = rms_norm(sum, nw). Tested against the composition linear ->
     /// add_rms_norm.
     LinearAddRmsNorm { eps: f32, unit_offset: bool },
+    /// A projection with the residual added in its epilogue, as one op (so the next projection's
+    /// norm reads one row, not the two it would add): x [M, K], w [N, K], a [M, N] -> y [M, N]
+    /// = a + x Wᵀ (rounded to y's dtype). Tested against the composition linear (f32) -> add.
+    LinearAdd,
+    /// An RMSNorm and the projection of its normed rows, as one op (the norm read inside the
+    /// projection, the normed rows not stored): x [M, K], nw `[K]`, w [N, K] -> y [M, N]
+    /// = rms_norm(x, nw) Wᵀ; with `swiglu`, w holds (gate, up) rows interleaved and y [M, N / 2] is
+    /// the swiglu of each output pair. Tested against the composition rms_norm (f32) -> linear
+    /// (-> swiglu over the pairs).
+    RmsNormLinear { eps: f32, unit_offset: bool, swiglu: bool },
     /// Fused per-head q/k norm + RoPE: x [T, H, Dh], w `[Dh]`, pos, cos, sin -> y [T, H, Dh]
     /// = rope(rms_norm(x, w, eps)). Tested against the composition of the two reference ops.
     RmsNormRope { eps: f32, rotary_dim: usize },
@@ -330,6 +340,9 @@ impl Op {
             Op::AddRmsNormLinear { swiglu: false, .. } => "add_rms_norm_linear",
             Op::AddRmsNormLinear { swiglu: true, .. } => "add_rms_norm_linear_swiglu",
             Op::LinearAddRmsNorm { .. } => "linear_add_rms_norm",
+            Op::LinearAdd => "linear_add",
+            Op::RmsNormLinear { swiglu: false, .. } => "rms_norm_linear",
+            Op::RmsNormLinear { swiglu: true, .. } => "rms_norm_linear_swiglu",
             Op::Linear => "linear",
             Op::SwiGluLinear => "swiglu_linear",
             Op::LinearSwiGlu => "linear_swiglu",

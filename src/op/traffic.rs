@@ -30,6 +30,14 @@ pub fn traffic(desc: &OpDesc) -> (f64, f64) {
             let (m, n, k) = (i[0].shape[0], i[1].shape[0], i[1].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)
         }
+        Op::LinearAdd => {
+            let (m, n, k) = (o[0].shape[0], i[1].shape[0], i[1].shape[1]);
+            (dflt, 2.0 * (m * n * k) as f64)
+        }
+        Op::RmsNormLinear { .. } => {
+            let (m, n, k) = (i[0].shape[0], i[2].shape[0], i[2].shape[1]);
+            (dflt, 2.0 * (m * n * k) as f64)
+        }
         Op::LinearAddRmsNorm { .. } => {
             let (m, n, k) = (o[0].shape[0], i[1].shape[0], i[1].shape[1]);
             (dflt, 2.0 * (m * n * k) as f64)

@@ -58,6 +58,13 @@ use wgllm::parity::cases;
 ///   qnorm_v4_b_as_a makes its 16-byte loads read a in place of b: the cases on the vec4 lanes
 ///   (q4_k, q8_0 rows on 16 bytes) with an f32 norm weight red, the element loads' cases green.
 ///   A case the device refuses (a q4_k matrix on the integer-dot lanes) is skipped.
+///   teeth::residual_index_off_by_one / qresidual_index_off_by_one::linear_add[..]   matvec.wgsl's
+///       (qmatvec.wgsl's) residual epilogue patched to add the next output's residual: every case
+///       red (a q4_k matrix the integer-dot lanes may take is refused and skipped).
+///   teeth::norm_pair_second_dropped / qnorm_vec4s_swapped::rms_norm_linear[..]   the norm without
+///       the add reading the first of a pair twice (matvec_norm.wgsl) or neighbouring vec4s swapped
+///       (qx_norm.wgsl): every case red; and add_rms_norm_linear's 1 + w and swiglu teeth on these
+///       kernels: the cases with a 1 + w norm weight (quantized) or the epilogue (float) red.
 ///   teeth::qweight_base_dropped::linear[..]   shaders/qdots.wgsl's row addresses patched to drop
 ///       the weight's byte offset in its buffer: every quantized decode case (M < 64, K < 2048)
 ///       red: the parity runner puts guard blocks before every quantized input (eight of the
@@ -246,6 +253,30 @@ pub fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
         "b_v4[(p.offs[0].w + e) >> 2u]",
         "x_v4[(p.offs[0].x + e) >> 2u]",
     ));
+    let radd = Arc::new(Patched::new(
+        "residual_index_off_by_one",
+        "matvec.wgsl",
+        "r_pre.x = ld_r(m * p.n + n);",
+        "r_pre.x = ld_r(m * p.n + n + 1u);",
+    ));
+    let qradd = Arc::new(Patched::new(
+        "qresidual_index_off_by_one",
+        "qmatvec.wgsl",
+        "r_pre = ld_r(mi * p.n + n0 + lid);",
+        "r_pre = ld_r(mi * p.n + n0 + lid + 1u);",
+    ));
+    let nonadd = Arc::new(Patched::new(
+        "norm_pair_second_dropped",
+        "matvec_norm.wgsl",
+        "return vec2<f32>(ld_x(e), ld_x(e + 1u));",
+        "return vec2<f32>(ld_x(e), ld_x(e));",
+    ));
+    let qnonadd = Arc::new(Patched::new(
+        "qnorm_vec4s_swapped",
+        "qx_norm.wgsl",
+        "let t = a4(e);",
+        "let t = a4(e ^ 4u);",
+    ));
     let split_sum = Arc::new(Patched::new(
         "split_partial_dropped",
         "linear_add_rms_norm.wgsl",
@@ -335,6 +366,16 @@ pub fn teeth(wgpu: &[Arc<WgpuBackend>]) -> Vec<Trial> {
             }
             // where a device runs the op at all, its projection is split (two partials or more)
             Op::LinearAddRmsNorm { .. } => vec![(Tooth::Patched(split_sum.clone()), true)],
+            Op::LinearAdd if case.inputs[1].desc.dtype.is_quant() => vec![(Tooth::Patched(qradd.clone()), true)],
+            Op::LinearAdd => vec![(Tooth::Patched(radd.clone()), true)],
+            Op::RmsNormLinear { unit_offset, .. } if case.inputs[2].desc.dtype.is_quant() => vec![
+                (Tooth::Patched(qnonadd.clone()), true),
+                (Tooth::Patched(qnorm_unit.clone()), *unit_offset),
+            ],
+            Op::RmsNormLinear { swiglu, .. } => vec![
+                (Tooth::Patched(nonadd.clone()), true),
+                (Tooth::Patched(norm_swiglu.clone()), *swiglu),
+            ],
             Op::LinearRmsNormRopeKv { .. } => vec![(Tooth::Patched(split_sum_kv.clone()), true)],
             Op::GatedAttention { .. } if case.inputs[0].desc.dtype != case.outputs[0].dtype => {
                 vec![(Tooth::OutDtypeFromInput, true)]

@@ -267,6 +267,28 @@ impl Backend for CpuBackend {
                 }
                 self.put(o[1], &y)
             }
+            Op::LinearAdd => {
+                // the composition: linear (f32), then add to a (rounded to y's dtype)
+                let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[1].shape[0]);
+                let y = linear(&self.f32s(i[0])?, &self.f32s(i[1])?, m, k, n);
+                self.put(o[0], &add(&self.f32s(i[2])?, &y))
+            }
+            Op::RmsNormLinear {
+                eps,
+                unit_offset,
+                swiglu: pairs,
+            } => {
+                // the composition: rms_norm (normed rows in f32), then linear (then swiglu over
+                // its output pairs)
+                let (m, k, n) = (i[0].shape[0], i[0].shape[1], i[2].shape[0]);
+                let h = rms_norm(&self.f32s(i[0])?, &self.f32s(i[1])?, k, *eps, *unit_offset);
+                let y = linear(&h, &self.f32s(i[2])?, m, k, n);
+                if *pairs {
+                    let (g, u): (Vec<f32>, Vec<f32>) = y.chunks(2).map(|p| (p[0], p[1])).unzip();
+                    return self.put(o[0], &swiglu(&g, &u));
+                }
+                self.put(o[0], &y)
+            }
             Op::LinearAddRmsNorm { eps, unit_offset } => {
                 // the composition: linear (stored in y's dtype), then add_rms_norm of a and y as
                 // stored

@@ -69,7 +69,8 @@ impl WgpuBackend {
             Op::Linear => linear::supports(self, desc),
             Op::SwiGluLinear => linear::supports_swiglu(self, desc),
             Op::LinearSwiGlu => linear::supports_linear_swiglu(self, desc),
-            Op::AddRmsNormLinear { .. } => linear::supports_add_norm(self, desc),
+            Op::AddRmsNormLinear { .. } | Op::RmsNormLinear { .. } => linear::supports_add_norm(self, desc),
+            Op::LinearAdd => linear::supports_linear_add(self, desc),
             Op::LinearAddRmsNorm { .. } => linear::supports_norm_after(self, desc),
             Op::LinearRmsNormRopeKv { .. } => linear::supports_rope_kv_after(self, desc),
             Op::Rope { .. } => rope::supports(self, desc),
@@ -147,9 +148,12 @@ impl Backend for WgpuBackend {
             Op::RmsNormRope { .. } => rms_norm_rope::record(self, op, inputs, outputs),
             Op::RmsNormRopeKv { .. } => rms_norm_rope::record_kv(self, op, inputs, outputs),
             Op::AddRmsNorm { .. } => rms_norm::record_add(self, op, inputs, outputs),
-            Op::Linear | Op::SwiGluLinear | Op::LinearSwiGlu | Op::AddRmsNormLinear { .. } => {
-                linear::record(self, op, inputs, outputs)
-            }
+            Op::Linear
+            | Op::SwiGluLinear
+            | Op::LinearSwiGlu
+            | Op::AddRmsNormLinear { .. }
+            | Op::RmsNormLinear { .. }
+            | Op::LinearAdd => linear::record(self, op, inputs, outputs),
             Op::LinearAddRmsNorm { .. } => linear::record_norm_after(self, op, inputs, outputs),
             Op::LinearRmsNormRopeKv { .. } => linear::record_rope_kv_after(self, op, inputs, outputs),
             Op::Rope { .. } => rope::record(self, op, inputs, outputs),

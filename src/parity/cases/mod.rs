@@ -8,6 +8,7 @@ mod gated_attention;
 mod gdn;
 pub mod gdn_batch;
 mod linear;
+mod linear_tail;
 mod min_p;
 pub mod paged_attention;
 mod penalties;
@@ -36,6 +37,8 @@ pub fn all() -> Vec<Case> {
     v.extend(linear::linear_swiglu_cases());
     v.extend(linear::add_norm_cases());
     v.extend(linear::norm_after_cases());
+    v.extend(linear_tail::linear_add_cases());
+    v.extend(linear_tail::rms_norm_linear_cases());
     v.extend(rms_norm_rope_kv::linear_cases());
     v.extend(linear::many_rows_cases());
     v.extend(embedding::quant_cases());

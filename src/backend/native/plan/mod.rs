@@ -88,6 +88,13 @@ pub fn supports(desc: &OpDesc) -> Support {
             "no fused hip/ kernel for a projection's output added and normed in one op yet: run linear and add_rms_norm apart"
                 .into(),
         ),
+        Op::LinearAdd => Support::No(
+            "no fused hip/ kernel for a projection with the residual added in its epilogue yet: run linear and add apart"
+                .into(),
+        ),
+        Op::RmsNormLinear { .. } => Support::No(
+            "no fused hip/ kernel for an rms_norm read inside the projection yet: run rms_norm and linear apart".into(),
+        ),
         Op::LinearRmsNormRopeKv { .. } => Support::No(
             "no fused hip/ kernel for a q/k/v projection with its norm, RoPE and cache write yet: run linear and rms_norm_rope_kv apart"
                 .into(),
@@ -284,6 +291,8 @@ pub fn launches(desc: &OpDesc, ins: &[u64], outs: &[u64], wave: u32) -> Vec<Laun
         | Op::LinearSwiGlu
         | Op::AddRmsNormLinear { .. }
         | Op::LinearAddRmsNorm { .. }
+        | Op::LinearAdd
+        | Op::RmsNormLinear { .. }
         | Op::RmsNormRopeKvAttention { .. }
         | Op::LinearRmsNormRopeKv { .. }
         | Op::GdnConvNorm { .. } => {

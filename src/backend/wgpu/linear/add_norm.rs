@@ -1,5 +1,5 @@
-//! add_rms_norm_linear on the matvec: a residual add + RMSNorm read inside the projection that
-//! follows it (shaders/matvec_norm.wgsl; for a block-quantized W the quantized matvec with
+//! add_rms_norm_linear and rms_norm_linear on the matvec: a (residual add +) RMSNorm read inside
+//! the projection that follows it (shaders/matvec_norm.wgsl; for a block-quantized W the quantized matvec with
 //! shaders/qx_norm.wgsl, quant/), so a one-token step records one dispatch where it
 //! recorded two, and the projection does not wait on a one-workgroup norm kernel. The norm is a
 //! per-row scale: the matvec sums (a + b) * nw against each weight row and, from the same loads,
@@ -19,22 +19,46 @@ use crate::tensor::Tensor;
 /// its weight rows, so wider steps (and the serving engine's invariant families, which would
 /// need it at every M) keep the norm apart: on the H200 the fused kernel under FewRows lost at 8
 /// sequences and in prefill chunks.
-const MAX_M: usize = 4;
+pub(super) const MAX_M: usize = 4;
+
+/// Where the operands of add_rms_norm_linear (a, b, nw, w -> sum, y) or rms_norm_linear (a, nw,
+/// w -> y) are: the input indices of a, nw, w, the output index of y, and of (b, sum) where the op
+/// adds.
+fn operands(op: &Op) -> (usize, usize, usize, usize, Option<(usize, usize)>) {
+    match op {
+        Op::AddRmsNormLinear { .. } => (0, 2, 3, 1, Some((1, 0))),
+        Op::RmsNormLinear { .. } => (0, 1, 2, 0, None),
+        _ => unreachable!("add_norm got {}", op.name()),
+    }
+}
 
 pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
-    let (a, bb, nw, w) = (&desc.inputs[0], &desc.inputs[1], &desc.inputs[2], &desc.inputs[3]);
-    let (sum, y) = (&desc.outputs[0], &desc.outputs[1]);
-    if [a.dtype, bb.dtype, sum.dtype] != [DType::F32; 3] || nw.dtype.is_quant() {
-        return Support::No(format!(
-            "the fused matvec reads f32 a and b into an f32 sum, a float norm weight (got a {}, b {}, sum {}, nw {})",
-            a.dtype, bb.dtype, sum.dtype, nw.dtype
-        ));
+    let (ia, inw, iw, oy, add) = operands(&desc.op);
+    let (a, nw, w, y) = (&desc.inputs[ia], &desc.inputs[inw], &desc.inputs[iw], &desc.outputs[oy]);
+    let summed = add.map(|(ib, os)| (&desc.inputs[ib], &desc.outputs[os]));
+    let f32s =
+        a.dtype == DType::F32 && summed.is_none_or(|(bb, sum)| bb.dtype == DType::F32 && sum.dtype == DType::F32);
+    if !f32s || nw.dtype.is_quant() {
+        return Support::No(match summed {
+            Some((bb, sum)) => format!(
+                "the fused matvec reads f32 a and b into an f32 sum, a float norm weight (got a {}, b {}, sum {}, nw {})",
+                a.dtype, bb.dtype, sum.dtype, nw.dtype
+            ),
+            None => format!(
+                "the fused matvec reads f32 rows and a float norm weight (got x {}, nw {})",
+                a.dtype, nw.dtype
+            ),
+        });
     }
     let (m, k) = (a.shape[0], w.shape[1]);
+    let (op, norm) = match summed {
+        Some(_) => ("add_rms_norm_linear", "add_rms_norm"),
+        None => ("rms_norm_linear", "rms_norm"),
+    };
     if b.invariance() != BatchInvariance::Off || m > MAX_M {
         return Support::No(format!(
             "{m} rows under {:?}: the fused matvec is for a lone sequence's steps of at most {MAX_M} rows \
-             (batch invariance off); add_rms_norm, then the linear",
+             (batch invariance off); {norm}, then the linear",
             b.invariance()
         ));
     }
@@ -42,9 +66,12 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
         return Support::No(format!("K {k} is odd: the fused matvec reads whole pairs"));
     }
     let n = w.shape[0];
-    let swiglu = matches!(desc.op, Op::AddRmsNormLinear { swiglu: true, .. });
+    let swiglu = matches!(
+        desc.op,
+        Op::AddRmsNormLinear { swiglu: true, .. } | Op::RmsNormLinear { swiglu: true, .. }
+    );
     if w.dtype.is_quant() {
-        if let Support::No(why) = crate::backend::wgpu::quant::supports_add_norm(b, w, swiglu) {
+        if let Support::No(why) = crate::backend::wgpu::quant::supports_add_norm(b, (op, norm), w, swiglu) {
             return Support::No(why);
         }
     } else if swiglu && !matches!(norm_plan(b, (m, k, n), true), Plan::Matvec { r, .. } if r % 2 == 0) {
@@ -60,48 +87,51 @@ pub fn supports_add_norm(b: &WgpuBackend, desc: &OpDesc) -> Support {
     super::supports(b, &OpDesc::new(Op::Linear, vec![h, w.clone()], vec![y]))
 }
 
-/// Inputs a, b, nw, w; outputs sum, y. Other workgroups read a and b while the first weight
-/// rows' workgroup stores the sum, so the sum may not share memory with them.
+/// add_rms_norm_linear (inputs a, b, nw, w; outputs sum, y) or rms_norm_linear (inputs a, nw, w;
+/// output y). Other workgroups read a and b while the first weight rows' workgroup stores the
+/// sum, so the sum may not share memory with them.
 pub(super) fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<()> {
-    let Op::AddRmsNormLinear {
+    let (Op::AddRmsNormLinear {
         eps,
         unit_offset,
         swiglu,
-    } = *op
+    }
+    | Op::RmsNormLinear {
+        eps,
+        unit_offset,
+        swiglu,
+    }) = *op
     else {
         unreachable!()
     };
     // (`Backend::run` has checked `supports_add_norm`)
-    let (m, k, n) = (i[0].shape[0], i[3].shape[1], i[3].shape[0]);
-    for t in [i[0], i[1]] {
-        if overlaps(b, t, o[0])? {
-            return Err(Error::Other(
-                "add_rms_norm_linear: the sum shares memory with an input (other workgroups still read it)".into(),
-            ));
+    let (ia, inw, iw, oy, add) = operands(op);
+    let (a, nw, w, y) = (i[ia], i[inw], i[iw], o[oy]);
+    let summed = add.map(|(ib, os)| (i[ib], o[os]));
+    let (m, k, n) = (a.shape[0], w.shape[1], w.shape[0]);
+    if let Some((bb, sum)) = summed {
+        for t in [a, bb] {
+            if overlaps(b, t, sum)? {
+                return Err(Error::Other(
+                    "add_rms_norm_linear: the sum shares memory with an input (other workgroups still read it)".into(),
+                ));
+            }
         }
     }
     if m == 0 || n == 0 {
         return Ok(());
     }
-    if i[3].dtype.is_quant() {
-        return crate::backend::wgpu::quant::record_add_norm(b, (eps, unit_offset, swiglu), i, o);
+    if w.dtype.is_quant() {
+        return crate::backend::wgpu::quant::record_add_norm(b, (eps, unit_offset, swiglu), a, nw, w, y, summed);
     }
     let nm = NormIn {
         eps,
         unit_offset,
         swiglu_out: swiglu,
-        b: i[1],
-        nw: i[2],
-        sum: o[0],
+        nw,
+        add: summed,
     };
-    launch(
-        b,
-        norm_plan(b, (m, k, n), swiglu),
-        &[i[0], i[3]],
-        &[o[1]],
-        false,
-        Some(nm),
-    )
+    launch(b, norm_plan(b, (m, k, n), swiglu), &[a, w], &[y], false, Some(nm), None)
 }
 
 /// The matvec plan of the fused op: the linear's, with an even number of weight rows a workgroup

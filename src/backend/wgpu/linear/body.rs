@@ -2,7 +2,7 @@
 //! matvec.wgsl with its `//@` template lines unrolled for the plan's shape; or linear_coop.wgsl
 //! with its own (coop.rs).
 use super::coop::{coop_body, Coop};
-use crate::backend::wgpu::shaders::{fill, select_sg};
+use crate::backend::wgpu::shaders::{fill, select, select_sg};
 use crate::backend::wgpu::WgpuBackend;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -29,26 +29,40 @@ impl Plan {
         }
     }
 }
+/// What a matvec reads as x and adds to its outputs besides the plain projection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct Tail {
+    /// x read as normed rows (matvec_norm.wgsl): Some(true) those of a + b, whose sum the first
+    /// weight rows' workgroup stores (add_rms_norm_linear), Some(false) of a alone (rms_norm_linear)
+    pub norm: Option<bool>,
+    /// the residual r added to each output (linear_add: matvec.wgsl's `radd` lines)
+    pub radd: bool,
+}
+
 /// The WGSL body of `plan` on `b`'s sources (shared prefix + kernel, generated lines filled
-/// in), built once per (source set, plan, aligned, swiglu, norm) and kept for the process (a
+/// in), built once per (source set, plan, aligned, swiglu, tail) and kept for the process (a
 /// handful of plans per model). `aligned` and `swiglu` (its epilogue) matter to the coop kernel
-/// only, `norm` (add_rms_norm_linear: x read as the normed a + b, matvec_norm.wgsl) to the matvec.
-pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool, swiglu: bool, norm: bool) -> &'static str {
-    type Bodies = HashMap<(u64, Plan, bool, bool, bool), &'static str>;
+/// only, `tail` to the matvec.
+pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool, swiglu: bool, tail: Tail) -> &'static str {
+    type Bodies = HashMap<(u64, Plan, bool, bool, Tail), &'static str>;
     static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
     let coop = matches!(plan, Plan::Coop(_));
-    let (aligned, swiglu, norm) = (aligned && coop, swiglu && coop, norm && !coop);
+    let (aligned, swiglu) = (aligned && coop, swiglu && coop);
+    let tail = if coop { Tail::default() } else { tail };
     cache
-        .entry((b.sources_id(), plan, aligned, swiglu, norm))
+        .entry((b.sources_id(), plan, aligned, swiglu, tail))
         .or_insert_with(|| {
             let src = match plan {
                 Plan::Matvec { r, mr, u, sg, .. } => {
-                    let prefix = if norm { b.source("matvec_norm.wgsl") } else { "" };
+                    let prefix = match tail.norm {
+                        Some(add) => select(b.source("matvec_norm.wgsl"), "nadd", add),
+                        None => String::new(),
+                    };
                     format!(
                         "{}\n{prefix}\n{}",
                         b.source("linear.wgsl"),
-                        matvec_body(b, r, mr, u, sg, norm)
+                        matvec_body(b, r, mr, u, sg, tail)
                     )
                 }
                 Plan::Coop(c) => coop_body(b.source("linear_coop.wgsl"), c, aligned, swiglu),
@@ -57,12 +71,14 @@ pub(super) fn body(b: &WgpuBackend, plan: Plan, aligned: bool, swiglu: bool, nor
         })
 }
 
-/// shaders/matvec.wgsl with its `//@` lines unrolled over r < R, i < MR, u < U. With `norm`
-/// (add_rms_norm_linear), x row i is rms_norm(a + b, nw): each step loads the pair of a + b
-/// (`t`), weighs it by the norm weight into the x pair, adds its squares to ss{i} (reduced after
-/// the outputs, sums ACC + i) and, in the workgroup of the first weight rows, stores the sum;
-/// `y_of` scales each output by its row's RMS factor. K is even there (no odd tail).
-fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool, norm: bool) -> String {
+/// shaders/matvec.wgsl with its `//@` lines unrolled over r < R, i < MR, u < U. With a norm
+/// tail, x row i is rms_norm(a + b, nw) (add_rms_norm_linear) or rms_norm(a, nw)
+/// (rms_norm_linear): each step loads the pair of a + b or a (`t`), weighs it by the norm weight
+/// into the x pair, adds its squares to ss{i} (reduced after the outputs, sums ACC + i) and, for
+/// a + b in the workgroup of the first weight rows, stores the sum; `y_of` scales each output by
+/// its row's RMS factor. K is even there (no odd tail).
+fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool, tail: Tail) -> String {
+    let norm = tail.norm.is_some();
     let (rs, is) = (0..r, 0..mr);
     let accs = || rs.clone().flat_map(|r| is.clone().map(move |i| (r, i)));
     let mut decl = String::new();
@@ -108,14 +124,17 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool, norm: bool) -
                 let terms: Vec<String> = (0..steps).map(|s| format!("dot(t{s}_{i}, t{s}_{i})")).collect();
                 c += &format!("ss{i} += {};\n", terms.join(" + "));
             }
-            c += "if (n0 == 0u) {\n";
-            for s in 0..steps {
-                for i in is.clone() {
-                    c +=
-                        &format!("    st_sum(xr{i} + e{s}, t{s}_{i}.x);\n    st_sum(xr{i} + e{s} + 1u, t{s}_{i}.y);\n");
+            if tail.norm == Some(true) {
+                c += "if (n0 == 0u) {\n";
+                for s in 0..steps {
+                    for i in is.clone() {
+                        c += &format!(
+                            "    st_sum(xr{i} + e{s}, t{s}_{i}.x);\n    st_sum(xr{i} + e{s} + 1u, t{s}_{i}.y);\n"
+                        );
+                    }
                 }
+                c += "}\n";
             }
-            c += "}\n";
         }
         c
     };
@@ -156,7 +175,7 @@ fn matvec_body(b: &WgpuBackend, r: u32, mr: u32, u: u32, sg: bool, norm: bool) -
         &format!(
             "{}{}",
             if sg { b.source("sg_sum.wgsl") } else { "" },
-            select_sg(b.source("matvec.wgsl"), sg)
+            select(&select_sg(b.source("matvec.wgsl"), sg), "radd", tail.radd)
         ),
         &parts,
     )

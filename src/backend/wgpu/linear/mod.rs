@@ -25,6 +25,7 @@ mod body;
 mod coop;
 mod coop_quant;
 mod norm_after;
+mod residual;
 mod rope_kv_after;
 #[cfg(test)]
 mod sweep;
@@ -40,10 +41,11 @@ use crate::error::{Error, Result};
 use crate::op::{Op, OpDesc};
 use crate::tensor::Tensor;
 pub use add_norm::supports_add_norm;
-use body::{body, Plan};
+use body::{body, Plan, Tail};
 use bytemuck::{Pod, Zeroable};
 pub use coop_quant::{quant_coop_plan, record_quant_coop};
 pub use norm_after::{record_norm_after, supports_norm_after};
+pub use residual::supports_linear_add;
 pub use rope_kv_after::{record_rope_kv_after, supports_rope_kv_after};
 
 /// From this many x rows on, where batch invariance is off and the adapter has cooperative matrices,
@@ -309,7 +311,8 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
     let swiglu = match op {
         Op::Linear => false,
         Op::SwiGluLinear => true,
-        Op::AddRmsNormLinear { .. } => return add_norm::record(b, op, i, o),
+        Op::AddRmsNormLinear { .. } | Op::RmsNormLinear { .. } => return add_norm::record(b, op, i, o),
+        Op::LinearAdd => return residual::record(b, i, o),
         Op::LinearSwiGlu if i[1].dtype.is_quant() => return super::quant::record_linear_swiglu(b, i, o),
         Op::LinearSwiGlu => {
             let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
@@ -332,7 +335,7 @@ pub fn record(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> Result<
         return Ok(());
     }
     let gemm_dtypes = !swiglu && coop_dtypes(i[0].dtype, i[1].dtype, o[0].dtype);
-    launch(b, plan(b, m, k, n, gemm_dtypes), i, o, swiglu, None)
+    launch(b, plan(b, m, k, n, gemm_dtypes), i, o, swiglu, None, None)
 }
 
 /// The operand dtypes the cooperative-matrix GEMM takes: f32 x and y, 16-bit weights.
@@ -340,32 +343,46 @@ fn coop_dtypes(x: DType, w: DType, y: DType) -> bool {
     x == DType::F32 && y == DType::F32 && matches!(w, DType::F16 | DType::BF16)
 }
 
-/// add_rms_norm_linear's extra operands (add_norm.rs): the matvec reads x as rms_norm(x + b, nw)
-/// and stores x + b into `sum` (matvec_norm.wgsl).
+/// add_rms_norm_linear's and rms_norm_linear's extra operands (add_norm.rs): the matvec reads x
+/// as rms_norm(x + b, nw) and stores x + b into `sum` (`add`: b, sum), or as rms_norm(x, nw)
+/// (matvec_norm.wgsl).
 struct NormIn<'a> {
     eps: f32,
     unit_offset: bool,
     /// y is the swiglu of each (gate, up) pair of outputs (the add_rms_norm_linear_swiglu op)
     swiglu_out: bool,
-    b: &'a Tensor,
     nw: &'a Tensor,
-    sum: &'a Tensor,
+    add: Option<(&'a Tensor, &'a Tensor)>,
 }
 
 /// One linear; with `swiglu`, x is [M, 2K] (gate, up) pairs read through swiglu (X_KIND 3); with
-/// `norm`, x is the rows of a residual add + RMSNorm (add_rms_norm_linear, the matvec only).
-fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: bool, norm: Option<NormIn>) -> Result<()> {
+/// `norm`, x is the rows of a (residual add +) RMSNorm (add_rms_norm_linear, rms_norm_linear);
+/// with `radd`, each output adds the residual at its index (linear_add); those two on the matvec
+/// only.
+fn launch(
+    b: &WgpuBackend,
+    plan: Plan,
+    i: &[&Tensor],
+    o: &[&Tensor],
+    swiglu: bool,
+    norm: Option<NormIn>,
+    radd: Option<&Tensor>,
+) -> Result<()> {
     let (m, k, n) = (i[0].shape[0], i[1].shape[1], i[1].shape[0]);
-    let extra = norm.as_ref().map(|nm| [nm.b, nm.nw, nm.sum]);
-    for t in [i[0], i[1], o[0]].into_iter().chain(extra.into_iter().flatten()) {
+    let mut extra: Vec<&Tensor> = radd.into_iter().collect();
+    if let Some(nm) = &norm {
+        extra.push(nm.nw);
+        extra.extend(nm.add.iter().flat_map(|&(b, sum)| [b, sum]));
+    }
+    for t in [i[0], i[1], o[0]].into_iter().chain(extra) {
         if t.offset + t.numel() + 1 > u32::MAX as usize {
             return Err(Error::Other(format!("linear: {t:?} reaches past u32 element indices")));
         }
     }
     if let Plan::Coop(c) = plan {
         debug_assert!(
-            !swiglu && norm.is_none(),
-            "swiglu_linear and add_rms_norm_linear stay on the matvec"
+            !swiglu && norm.is_none() && radd.is_none(),
+            "swiglu_linear, the norm's and the residual's linears stay on the matvec"
         );
         return launch_coop(b, c, i, o, false);
     }
@@ -376,19 +393,31 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         .all(|t| t.dtype.size() == 4 || (t.offset % 2 == 0 && k % 2 == 0));
     let mut p = Params::new(m, n, k);
     let mut tensors = vec![i[0], i[1], o[0]];
+    if let Some(r) = radd {
+        bindings.push(read("r", r.dtype));
+        tensors.push(r);
+    }
     if let Some(nm) = &norm {
-        bindings.extend([
-            read("b", nm.b.dtype),
-            read("nw", nm.nw.dtype),
-            write("sum", nm.sum.dtype),
-        ]);
+        match nm.add {
+            Some((bb, sum)) => {
+                bindings.extend([read("b", bb.dtype), read("nw", nm.nw.dtype), write("sum", sum.dtype)]);
+                tensors.extend([bb, nm.nw, sum]);
+            }
+            None => {
+                bindings.push(read("nw", nm.nw.dtype));
+                tensors.push(nm.nw);
+            }
+        }
         p.pad = nm.eps.to_bits();
-        tensors.extend([nm.b, nm.nw, nm.sum]);
     }
     let Plan::Matvec { wg, r, mr, u, sg } = plan else {
         unreachable!()
     };
     assert!(fits(b, plan) && wg.is_power_of_two() && u >= 1);
+    assert!(
+        radd.is_none() || (r + 1) / 2 * mr <= wg,
+        "linear_add: one output pair a thread"
+    );
     let groups = n.div_ceil(r as usize) * m.div_ceil(mr as usize);
     let (x_kind, w_kind) = (if swiglu { 3 } else { kind(i[0].dtype) }, kind(i[1].dtype));
     let unit_offset = norm.as_ref().map(|nm| nm.unit_offset);
@@ -412,13 +441,17 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
         consts.extend(
             [("WG", wg), ("R", r), ("MR", mr), ("U", u), ("STRIDE", s), ("NS", ns)].map(|(c, v)| (c, format!("{v}u"))),
         );
-        (body(b, plan, aligned, false, unit_offset.is_some()).to_string(), consts)
+        let tail = Tail {
+            norm: norm.as_ref().map(|nm| nm.add.is_some()),
+            radd: radd.is_some(),
+        };
+        (body(b, plan, aligned, false, tail).to_string(), consts)
     };
     let key = KernelKey {
         entry: "matvec",
         bindings,
         variant: format!(
-            "{}{}{}{}{}",
+            "{}{}{}{}{}{}",
             plan.variant(),
             if aligned { "a" } else { "" },
             if swiglu { "sw" } else { "" },
@@ -427,6 +460,11 @@ fn launch(b: &WgpuBackend, plan: Plan, i: &[&Tensor], o: &[&Tensor], swiglu: boo
                 Some(true) => "n1",
                 Some(false) => "n",
                 None => "",
+            },
+            match (&norm, radd) {
+                (Some(NormIn { add: None, .. }), _) => "x",
+                (_, Some(_)) => "r",
+                _ => "",
             }
         ),
     };
@@ -514,7 +552,7 @@ fn coop_pass(b: &WgpuBackend, c: coop::Coop, i: &[&Tensor], y: &Tensor, swiglu: 
     let aligned = coop::aligned(k, i[0].offset, i[1].offset);
     let tiles = n.div_ceil(c.bn() as usize) * m.div_ceil(c.tok() as usize);
     let (key, consts) = coop::spec(c, i[1].dtype, aligned, swiglu);
-    let body = body(b, Plan::Coop(c), aligned, swiglu, false);
+    let body = body(b, Plan::Coop(c), aligned, swiglu, Tail::default());
     dispatch(b, &key, body, &consts, (m, k, n), i, &[y], tiles * c.splits(k))
 }
 

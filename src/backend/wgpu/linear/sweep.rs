@@ -13,7 +13,7 @@ use std::time::Instant;
 
 fn secs_per_op(b: &WgpuBackend, plan: Plan, x: &Tensor, ws: &[Tensor], y: &Tensor, iters: usize) -> Result<f64> {
     for i in 0..iters {
-        launch(b, plan, &[x, &ws[i % ws.len()]], &[y], false, None)?;
+        launch(b, plan, &[x, &ws[i % ws.len()]], &[y], false, None, None)?;
     }
     let t = Instant::now();
     b.wait()?;
@@ -159,7 +159,7 @@ fn device_operands(
 }
 
 fn run_f32(b: &WgpuBackend, plan: Plan, x: &Tensor, w: &Tensor, y: &Tensor) -> std::result::Result<Vec<f32>, String> {
-    launch(b, plan, &[x, w], &[y], false, None).map_err(|e| e.to_string())?;
+    launch(b, plan, &[x, w], &[y], false, None, None).map_err(|e| e.to_string())?;
     b.flush().map_err(|e| e.to_string())?;
     Ok(DType::F32.decode_f32(&b.download(y).map_err(|e| e.to_string())?))
 }

@@ -47,7 +47,7 @@ fn check(
     let (gx, gw, gy) = (at(xd, &[m, k]), at(wd, &[n, k]), at(yd, &[m, n]));
     b.upload(&gx, &xi.bytes()).unwrap();
     b.upload(&gw, &wi.bytes()).unwrap();
-    launch(b, plan, &[&gx, &gw], &[&gy], false, None).unwrap();
+    launch(b, plan, &[&gx, &gw], &[&gy], false, None, None).unwrap();
     b.flush().unwrap();
     let got = b.download(&gy).unwrap();
     let r = compare(yd, &got, &want, tolerance("linear", yd));

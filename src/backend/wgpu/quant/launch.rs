@@ -42,28 +42,37 @@ fn v4_src(d: DType) -> &'static str {
 pub(super) enum XIn {
     /// x as given (qx_v4.wgsl, qx_words.wgsl)
     Given,
-    /// The rows of a residual add + RMSNorm (qx_norm.wgsl), a, b and nw read element by element
-    Norm,
+    /// The rows of a residual add + RMSNorm (qx_norm.wgsl; `add`: a + b, whose sum is stored,
+    /// else a alone), a, b and nw read element by element
+    Norm { add: bool },
     /// The same on the vec4 lanes with a, b, nw and sum f32 starting on 16 bytes: 16-byte loads
     /// and stores (qx_norm.wgsl's `nv4` variant)
-    NormV4,
+    NormV4 { add: bool },
+}
+
+impl XIn {
+    /// Whether x is a + b (qx_norm.wgsl's `nadd` lines)
+    fn adds(self) -> bool {
+        matches!(self, XIn::Norm { add: true } | XIn::NormV4 { add: true })
+    }
 }
 
 /// The WGSL body (common + type + entry) on `b`'s sources, built once per (source set, kind,
-/// dtype, x) for the process.
-pub(super) fn body(b: &WgpuBackend, kind: Kind, d: DType, xin: XIn) -> &'static str {
-    type Bodies = HashMap<(u64, Kind, DType, XIn), &'static str>;
+/// dtype, x, radd) for the process.
+pub(super) fn body(b: &WgpuBackend, kind: Kind, d: DType, xin: XIn, radd: bool) -> &'static str {
+    type Bodies = HashMap<(u64, Kind, DType, XIn, bool), &'static str>;
     static CACHE: OnceLock<Mutex<Bodies>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
     cache
-        .entry((b.sources_id(), kind, d, xin))
-        .or_insert_with(|| Box::leak(build_body(&|name| b.source(name), kind, d, xin).into_boxed_str()))
+        .entry((b.sources_id(), kind, d, xin, radd))
+        .or_insert_with(|| Box::leak(build_body(&|name| b.source(name), kind, d, xin, radd).into_boxed_str()))
 }
 
 /// The WGSL body of `kind` for dtype `d` from the shader files `s` gives by name; `xin` says
 /// where the matvec's lanes read x (normed rows: the vec4 or word lanes only, the vec4 loads of
-/// a, b and nw on the vec4 lanes only).
-pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, xin: XIn) -> String {
+/// a, b and nw on the vec4 lanes only); with `radd` (linear_add, the qmatvec entry) each output
+/// adds the residual at its index.
+pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, xin: XIn, radd: bool) -> String {
     let (ty, extra) = type_src(d);
     let (qdots, matvec) = (s("qdots.wgsl"), s("qmatvec.wgsl"));
     let norm = xin != XIn::Given;
@@ -76,9 +85,10 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, 
                 "quant: normed x on {lanes:?} lanes"
             );
             assert!(
-                xin != XIn::NormV4 || lanes == Lanes::V4,
+                !matches!(xin, XIn::NormV4 { .. }) || lanes == Lanes::V4,
                 "quant: 16-byte normed x on {lanes:?} lanes"
             );
+            assert!(!radd || lanes != Lanes::LimbsWg, "quant: qmatvec_xs adds no residual");
             let src = match lanes {
                 Lanes::Words => format!("{}\n{}\n{qdots}\n{matvec}", x("qx_words.wgsl"), s("qlanes.wgsl")),
                 Lanes::V4 => format!("{}\n{}\n{qdots}\n{matvec}", x("qx_v4.wgsl"), s(v4_src(d))),
@@ -90,7 +100,9 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, 
                     s("qmatvec_xs.wgsl")
                 ),
             };
-            let src = select(&select(&select_sg(&src, sg), "norm", norm), "nv4", xin == XIn::NormV4);
+            let src = select(&select_sg(&src, sg), "norm", norm);
+            let src = select(&src, "nv4", matches!(xin, XIn::NormV4 { .. }));
+            let src = select(&select(&src, "nadd", xin.adds()), "radd", radd);
             match sg {
                 true => format!("{}\n{src}", s("sg_sum.wgsl")),
                 false => src,
@@ -101,14 +113,14 @@ pub(super) fn build_body<'a>(s: &dyn Fn(&str) -> &'a str, kind: Kind, d: DType, 
     format!("{}\n{extra}{}\n{entry}", s("qcommon.wgsl"), s(ty))
 }
 
-/// add_rms_norm_linear's operands besides x (a) and W: the matvec reads x as rms_norm(a + b, nw)
-/// and stores a + b into `sum` (qx_norm.wgsl).
+/// add_rms_norm_linear's and rms_norm_linear's operands besides x (a) and W: the matvec reads x
+/// as rms_norm(a + b, nw) and stores a + b into `sum`, or as rms_norm(a, nw) (qx_norm.wgsl).
 pub(super) struct QNorm<'a> {
     pub eps: f32,
     pub unit_offset: bool,
-    pub b: &'a Tensor,
     pub nw: &'a Tensor,
-    pub sum: &'a Tensor,
+    /// (b, sum) where x is a + b (add_rms_norm_linear), None where it is a (rms_norm_linear)
+    pub add: Option<(&'a Tensor, &'a Tensor)>,
 }
 
 impl QNorm<'_> {
@@ -117,9 +129,11 @@ impl QNorm<'_> {
     /// twelve), else element by element.
     pub(super) fn xin(&self, lanes: Lanes, a: &Tensor) -> XIn {
         let v4 = |t: &Tensor| t.dtype == DType::F32 && t.offset % 4 == 0;
-        match lanes == Lanes::V4 && [a, self.b, self.nw, self.sum].into_iter().all(v4) {
-            true => XIn::NormV4,
-            false => XIn::Norm,
+        let add = self.add.is_some();
+        let summed = self.add.into_iter().flat_map(|(b, sum)| [b, sum]);
+        match lanes == Lanes::V4 && [a, self.nw].into_iter().chain(summed).all(v4) {
+            true => XIn::NormV4 { add },
+            false => XIn::Norm { add },
         }
     }
 }
@@ -140,6 +154,7 @@ pub(super) fn launch_linear(
     w: &Tensor,
     y: &Tensor,
     norm: Option<&QNorm>,
+    radd: Option<&Tensor>,
 ) -> Result<()> {
     let (m, k, n) = (x.shape[0], x.shape[1], w.shape[0]);
     let x_aligned = x.dtype == DType::F32 || x.offset % 2 == 0;
@@ -160,8 +175,10 @@ pub(super) fn launch_linear(
             sg,
             lanes: Lanes::LimbsWg,
         } => {
-            if swiglu {
-                return Err(Error::Other("linear_swiglu: qmatvec_xs has no swiglu epilogue".into()));
+            if swiglu || radd.is_some() {
+                return Err(Error::Other(
+                    "linear_swiglu, linear_add: qmatvec_xs has no swiglu or residual epilogue".into(),
+                ));
             }
             let (wg, r) = shape.unwrap_or_else(|| xs_shape(n));
             // two slots a trip (the entry takes one where a row is not whole trips of two)
@@ -205,7 +222,7 @@ pub(super) fn launch_linear(
                 "qmatvec",
                 n.div_ceil(r as usize) * m,
                 format!(
-                    "wg{wg}r{r}u{u}{}{}{}{}",
+                    "wg{wg}r{r}u{u}{}{}{}{}{}",
                     if sg { "sg" } else { "" },
                     match lanes {
                         Lanes::Limbs => "dp",
@@ -216,10 +233,15 @@ pub(super) fn launch_linear(
                     // (the norm weight's 1 + w is a constant of the kernel)
                     match xin {
                         XIn::Given => "",
-                        XIn::Norm if nw_offset => "n1",
-                        XIn::Norm => "n",
-                        XIn::NormV4 if nw_offset => "n1v",
-                        XIn::NormV4 => "nv",
+                        XIn::Norm { .. } if nw_offset => "n1",
+                        XIn::Norm { .. } => "n",
+                        XIn::NormV4 { .. } if nw_offset => "n1v",
+                        XIn::NormV4 { .. } => "nv",
+                    },
+                    match (xin, radd) {
+                        (XIn::Norm { add: false } | XIn::NormV4 { add: false }, _) => "x",
+                        (_, Some(_)) => "r",
+                        _ => "",
                     }
                 ),
             )
@@ -232,8 +254,8 @@ pub(super) fn launch_linear(
     let mut bindings = vec![
         match kind {
             // (normed rows: 16 bytes at a time or element by element, qx_norm.wgsl)
-            _ if xin == XIn::NormV4 => read4("x", x.dtype),
-            _ if xin == XIn::Norm => read("x", x.dtype),
+            _ if matches!(xin, XIn::NormV4 { .. }) => read4("x", x.dtype),
+            _ if matches!(xin, XIn::Norm { .. }) => read("x", x.dtype),
             Kind::Matvec {
                 lanes: Lanes::V4 | Lanes::LimbsWg,
                 ..
@@ -254,20 +276,24 @@ pub(super) fn launch_linear(
         _ => x.clone(),
     };
     let mut tensors = vec![&xb, w, y];
+    if let Some(r) = radd {
+        bindings.push(read("r", r.dtype));
+        tensors.push(r);
+    }
     if let Some(nm) = norm {
-        bindings.extend(match xin {
-            XIn::NormV4 => [
-                read4("b", nm.b.dtype),
-                read4("nw", nm.nw.dtype),
-                write4("sum", nm.sum.dtype),
-            ],
-            _ => [
-                read("b", nm.b.dtype),
-                read("nw", nm.nw.dtype),
-                write("sum", nm.sum.dtype),
-            ],
-        });
-        tensors.extend([nm.b, nm.nw, nm.sum]);
+        let v4 = matches!(xin, XIn::NormV4 { .. });
+        type Bind = fn(&'static str, DType) -> crate::backend::wgpu::kernel::Binding;
+        let (rd, wr): (Bind, Bind) = if v4 { (read4, write4) } else { (read, write) };
+        match nm.add {
+            Some((bb, sum)) => {
+                bindings.extend([rd("b", bb.dtype), rd("nw", nm.nw.dtype), wr("sum", sum.dtype)]);
+                tensors.extend([bb, nm.nw, sum]);
+            }
+            None => {
+                bindings.push(rd("nw", nm.nw.dtype));
+                tensors.push(nm.nw);
+            }
+        }
         p.pad[0] = nm.eps.to_bits();
     }
     let key = KernelKey {
@@ -277,7 +303,7 @@ pub(super) fn launch_linear(
     };
     b.dispatch(
         &key,
-        || (body(b, kind, w.dtype, xin).to_string(), consts.to_vec()),
+        || (body(b, kind, w.dtype, xin, radd.is_some()).to_string(), consts.to_vec()),
         bytemuck::bytes_of(&p),
         &tensors,
         grid(groups as u32),

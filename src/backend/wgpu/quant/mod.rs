@@ -156,7 +156,7 @@ pub fn record_linear(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Result<()
             lanes: l,
         },
     };
-    launch_linear(b, kind, None, None, false, x, w, y, None)
+    launch_linear(b, kind, None, None, false, x, w, y, None, None)
 }
 
 /// linear_swiglu with a quantized w: y[M, N / 2] = the swiglu of each (gate, up) pair of x · Wᵀ.
@@ -178,7 +178,7 @@ pub fn record_linear_swiglu(b: &WgpuBackend, i: &[&Tensor], o: &[&Tensor]) -> Re
             sg: b.caps.subgroup,
             lanes: l,
         };
-        return launch_linear(b, kind, None, None, true, x, w, y, None);
+        return launch_linear(b, kind, None, None, true, x, w, y, None, None);
     }
     let gate_up = b.scratch("linear-swiglu-pairs", DType::F32, m * n)?.reshape(&[m, n])?;
     record_linear(b, &[x, w], &[&gate_up])?;
@@ -199,12 +199,14 @@ fn norm_lanes(w: &Tensor) -> Result<Lanes> {
 /// the integer-dot lanes (faster there than x read as floats) keeps add_rms_norm and the linear
 /// apart; its workgroups hold fewer than 8 weight rows (the row's sum of squares takes the
 /// slot after theirs) and, with the swiglu epilogue, whole (gate, up) pairs.
-pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc, swiglu: bool) -> Support {
+/// `op` names the fused op (add_rms_norm_linear or rms_norm_linear), `norm` the norm it
+/// records apart where refused.
+pub fn supports_add_norm(b: &WgpuBackend, (op, norm): (&str, &str), w: &TensorDesc, swiglu: bool) -> Support {
     let (n, k) = (w.shape[0], w.shape[1]);
     if limb_sized(b, w.dtype, n, k) {
         return Support::No(format!(
-            "add_rms_norm_linear: a {} weight [{n}, {k}] takes the integer-dot lanes, which read x as limbs of \
-             the stored rows: add_rms_norm, then the linear",
+            "{op}: a {} weight [{n}, {k}] takes the integer-dot lanes, which read x as limbs of \
+             the stored rows: {norm}, then the linear",
             w.dtype
         ));
     }
@@ -212,8 +214,8 @@ pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc, swiglu: bool) -> Suppo
     let r = plan::matvec_plan(n, k, Lanes::Words).1;
     if r >= 8 || (swiglu && (r % 2 != 0 || n % 2 != 0)) {
         return Support::No(format!(
-            "add_rms_norm_linear: a {} weight [{n}, {k}] takes {r} rows a workgroup: the fused matvec takes fewer \
-             than 8{}; add_rms_norm, then the linear",
+            "{op}: a {} weight [{n}, {k}] takes {r} rows a workgroup: the fused matvec takes fewer \
+             than 8{}; {norm}, then the linear",
             w.dtype,
             if swiglu { ", whole (gate, up) pairs" } else { "" }
         ));
@@ -221,19 +223,22 @@ pub fn supports_add_norm(b: &WgpuBackend, w: &TensorDesc, swiglu: bool) -> Suppo
     Support::Yes
 }
 
-/// add_rms_norm_linear with a quantized w (i = a, b, nw, w; o = sum, y): the matvec of
-/// `record_linear` (`norm_lanes`) reading x as rms_norm(a + b, nw) (qx_norm.wgsl: a, b and nw 16
-/// bytes at a time on the vec4 lanes where all are f32 on 16-byte starts, else element by
-/// element), one dispatch for a lone sequence's step where add_rms_norm and the linear were two;
-/// with `swiglu`, y is the swiglu of each (gate, up) pair of outputs (the qmatvec's epilogue).
-/// The op's fields come from linear/add_norm.rs, which records every add_rms_norm_linear.
+/// add_rms_norm_linear (`summed`: b and sum) or rms_norm_linear with a quantized w: the matvec
+/// of `record_linear` (`norm_lanes`) reading x as rms_norm(a + b, nw) or rms_norm(a, nw)
+/// (qx_norm.wgsl: a, b and nw 16 bytes at a time on the vec4 lanes where all are f32 on 16-byte
+/// starts, else element by element), one dispatch for a lone sequence's step where the norm and
+/// the linear were two; with `swiglu`, y is the swiglu of each (gate, up) pair of outputs (the
+/// qmatvec's epilogue). The op's fields come from linear/add_norm.rs, which records both ops.
+#[allow(clippy::too_many_arguments)]
 pub fn record_add_norm(
     b: &WgpuBackend,
     (eps, unit_offset, swiglu): (f32, bool, bool),
-    i: &[&Tensor],
-    o: &[&Tensor],
+    a: &Tensor,
+    nw: &Tensor,
+    w: &Tensor,
+    y: &Tensor,
+    summed: Option<(&Tensor, &Tensor)>,
 ) -> Result<()> {
-    let (a, w) = (i[0], i[3]);
     let kind = Kind::Matvec {
         sg: b.caps.subgroup,
         lanes: norm_lanes(w)?,
@@ -241,11 +246,35 @@ pub fn record_add_norm(
     let norm = QNorm {
         eps,
         unit_offset,
-        b: i[1],
-        nw: i[2],
-        sum: o[0],
+        nw,
+        add: summed,
     };
-    launch_linear(b, kind, None, None, swiglu, a, w, o[1], Some(&norm))
+    launch_linear(b, kind, None, None, swiglu, a, w, y, Some(&norm), None)
+}
+
+/// Whether linear_add's matvec takes this quantized weight [N, K]: the qmatvec entry (its
+/// epilogue adds the residual), not the integer-dot lanes' qmatvec_xs, which a q4_k matrix of
+/// `limb_sized` may take.
+pub fn supports_linear_add(b: &WgpuBackend, w: &TensorDesc) -> Support {
+    let (n, k) = (w.shape[0], w.shape[1]);
+    if limb_sized(b, w.dtype, n, k) {
+        return Support::No(format!(
+            "linear_add: a {} weight [{n}, {k}] may take the integer-dot lanes' qmatvec_xs, which has no \
+             residual epilogue: linear, then add",
+            w.dtype
+        ));
+    }
+    Support::Yes
+}
+
+/// linear_add with a quantized w: the matvec of `record_linear` with the residual `r` added to
+/// each output in its epilogue (qmatvec.wgsl's `radd` lines); `supports_linear_add` said yes.
+pub fn record_linear_add(b: &WgpuBackend, x: &Tensor, w: &Tensor, r: &Tensor, y: &Tensor) -> Result<()> {
+    let kind = Kind::Matvec {
+        sg: b.caps.subgroup,
+        lanes: lanes(b, x, w)?,
+    };
+    launch_linear(b, kind, None, None, false, x, w, y, None, Some(r))
 }
 
 /// embedding / embedding_shard with a quantized table [V, D] (D a whole number of blocks).
@@ -290,7 +319,7 @@ pub fn record_embed(b: &WgpuBackend, op: &Op, i: &[&Tensor], o: &[&Tensor]) -> R
         &key,
         || {
             (
-                body(b, Kind::Embed, table.dtype, XIn::Given).to_string(),
+                body(b, Kind::Embed, table.dtype, XIn::Given, false).to_string(),
                 consts.to_vec(),
             )
         },

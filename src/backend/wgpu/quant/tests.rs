@@ -64,7 +64,7 @@ fn check_kc(
     let (gx, gw, gy) = (at(xd, xo, &[m, k]), at(wd, wo, &[n, k]), at(DType::F32, 3, &[m, n]));
     b.upload(&gx, &xi.bytes()).unwrap();
     b.upload(&gw, &wi.bytes()).unwrap();
-    launch_linear(b, kind, shape, kc, false, &gx, &gw, &gy, None).unwrap();
+    launch_linear(b, kind, shape, kc, false, &gx, &gw, &gy, None, None).unwrap();
     b.flush().unwrap();
     let got = b.download(&gy).unwrap();
     let r = compare(DType::F32, &got, &want, tolerance("linear", DType::F32));
@@ -236,17 +236,16 @@ fn normed_variants_match_cpu() {
                                 let norm = QNorm {
                                     eps: 1e-5,
                                     unit_offset: unit,
-                                    b: i[1],
                                     nw: i[2],
-                                    sum: o[0],
+                                    add: Some((i[1], o[0])),
                                 };
                                 // the 16-byte loads exactly where the lanes, dtypes and offsets allow them
                                 let v4 = l == Lanes::V4
                                     && nwd == DType::F32
                                     && [0, 1, 2, 4].iter().all(|&j| offs[j] % 4 == 0);
-                                assert_eq!(norm.xin(l, i[0]) == XIn::NormV4, v4, "{offs:?}");
+                                assert_eq!(matches!(norm.xin(l, i[0]), XIn::NormV4 { .. }), v4, "{offs:?}");
                                 v4_runs.set(v4_runs.get() + v4 as usize);
-                                launch_linear(&b, kind, Some(shape), None, swiglu, i[0], i[3], o[1], Some(&norm))
+                                launch_linear(&b, kind, Some(shape), None, swiglu, i[0], i[3], o[1], Some(&norm), None)
                                     .unwrap();
                                 b.flush().unwrap();
                             });
@@ -351,7 +350,13 @@ fn limb_entries_validate() {
             bindings,
             variant: String::new(),
         };
-        let body = build_body(&crate::backend::wgpu::shaders::embedded, kind, DType::Q4K, XIn::Given);
+        let body = build_body(
+            &crate::backend::wgpu::shaders::embedded,
+            kind,
+            DType::Q4K,
+            XIn::Given,
+            false,
+        );
         let src = generate(&key, &body, &consts, &[]);
         validate_wgsl(entry, &src).unwrap();
     }
