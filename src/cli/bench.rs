@@ -9,7 +9,7 @@ use crate::engine::sampler::{Sampler, Sampling};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::shapes;
-use crate::model::Logits;
+use crate::model::{Logits, Mix};
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
@@ -28,7 +28,9 @@ pub struct BenchArgs {
     #[arg(long, default_value = "bf16")]
     dtype: String,
     /// Block-quantized weights for --shape (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl): every matrix
-    /// and the embedding quantized, norms f32 (as in GGUF files)
+    /// and the embedding quantized, norms f32 (as in GGUF files); or q4_k_m: q4_k with the types
+    /// llama.cpp's q4_k_m files keep in q6_k (the output matrix, and attn_v and ffn_down of the
+    /// first and last eighth of the layers and every third between)
     #[arg(long, conflicts_with = "model")]
     quant: Option<String>,
     #[arg(long)]
@@ -109,19 +111,30 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         (None, Some(s)) => {
             let cfg = shapes::shape(s)
                 .ok_or_else(|| Error::Other(format!("unknown shape `{s}` (known: {})", shapes::NAMES.join(", "))))?;
-            let dt = match &a.quant {
-                Some(q) => DType::parse(q).filter(|d| d.is_quant()).ok_or_else(|| {
-                    Error::Other(format!(
-                        "--quant {q}: not a quantized type (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl)"
-                    ))
-                })?,
-                None => DType::parse(&a.dtype)
-                    .filter(|d| d.is_float())
-                    .ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?,
+            let (dt, mix) = match a.quant.as_deref() {
+                Some("q4_k_m") => (DType::Q4K, Mix::Q4KM),
+                Some(q) => (
+                    DType::parse(q).filter(|d| d.is_quant()).ok_or_else(|| {
+                        Error::Other(format!(
+                            "--quant {q}: not a quantized type (q8_0, q4_0, q4_1, q4_k, q6_k, iq4_nl, q4_k_m)"
+                        ))
+                    })?,
+                    Mix::Uniform,
+                ),
+                None => (
+                    DType::parse(&a.dtype)
+                        .filter(|d| d.is_float())
+                        .ok_or_else(|| Error::Other(format!("--dtype {}: not a float dtype", a.dtype)))?,
+                    Mix::Uniform,
+                ),
+            };
+            let types = match mix {
+                Mix::Uniform => dt.to_string(),
+                Mix::Q4KM => "q4_k_m: q4_k and q6_k".into(),
             };
             (
-                Engine::random(cfg, dt, dev, ctx, &mut progress("random weights"))?,
-                format!("{s} ({dt}, random weights)"),
+                Engine::random(cfg, dt, mix, dev, ctx, &mut progress("random weights"))?,
+                format!("{s} ({types}, random weights)"),
             )
         }
         _ => return Err(Error::Other("give --model DIR or --shape NAME".into())),

@@ -14,7 +14,7 @@ use crate::model::gguf_config::config_from_gguf;
 use crate::model::lone::{self, rows_of, Cache, Workspace};
 use crate::model::safetensors::SafeTensors;
 use crate::model::tokenizer::Tokenizer;
-use crate::model::{Logits, Source};
+use crate::model::{Logits, Mix, Source};
 use crate::op::Op;
 use penalties::Penalizer;
 use sampler::{log_softmax, top_logprobs, Sampler};
@@ -223,17 +223,18 @@ impl Engine {
         })
     }
 
-    /// Random weights of a named shape (benchmarks).
+    /// Random weights of a named shape (benchmarks), `mix` saying which matrices take which type.
     pub fn random(
         cfg: Config,
         dtype: DType,
+        mix: Mix,
         dev: Box<dyn Backend>,
         max_ctx: usize,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Engine> {
         let weights = Weights::load(
             &cfg,
-            &Source::Random { dtype, seed: 1 },
+            &Source::Random { dtype, seed: 1, mix },
             dev.as_ref(),
             max_ctx,
             progress,

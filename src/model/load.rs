@@ -144,6 +144,10 @@ impl<'a> Loader<'a> {
     fn random_bytes(&self, name: &str, shape: &[usize], dtype: DType, seed_: u64) -> (DType, Cow<'a, [u8]>) {
         let mut r = Rng::new(seed_ ^ seed(name));
         let vals = (self.random)(name, shape, &mut r);
+        let dtype = match self.src {
+            Source::Random { mix, .. } => mix.dtype(self.c, name, dtype),
+            _ => dtype,
+        };
         let dtype = if dtype.is_quant() && shape.len() == 1 {
             DType::F32
         } else {
@@ -155,7 +159,7 @@ impl<'a> Loader<'a> {
     /// A tensor's dtype and bytes as `uncounted` would upload them (for tensors fused on the host).
     pub fn bytes(&self, name: &str, shape: &[usize]) -> Result<(DType, Cow<'a, [u8]>)> {
         match self.src {
-            Source::Random { dtype, seed } => Ok(self.random_bytes(name, shape, *dtype, *seed)),
+            Source::Random { dtype, seed, .. } => Ok(self.random_bytes(name, shape, *dtype, *seed)),
             _ => {
                 let f = self.src.fetch(self.c, name)?;
                 Ok(widened(f.dtype, shape, f.bytes))
@@ -190,7 +194,7 @@ impl<'a> Loader<'a> {
 pub fn gate_up(ld: &Loader, gate: &str, up: &str) -> Result<Tensor> {
     let (c, dev) = (ld.c, ld.dev);
     let (f, d) = (c.intermediate_size, c.hidden_size);
-    if let Source::Random { dtype, seed } = ld.src {
+    if let Source::Random { dtype, seed, .. } = ld.src {
         return ld.random(gate, &[2 * f, d], *dtype, *seed);
     }
     let (g, u) = (ld.src.fetch(c, gate)?, ld.src.fetch(c, up)?);

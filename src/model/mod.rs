@@ -23,7 +23,7 @@ pub mod stream;
 pub mod tokenizer;
 mod tokenizer_check;
 
-pub use source::Source;
+pub use source::{Mix, Source};
 
 use crate::backend::Backend;
 use crate::error::Result;

@@ -10,7 +10,46 @@ use std::borrow::Cow;
 pub enum Source<'a> {
     File(&'a SafeTensors),
     Gguf(&'a Gguf),
-    Random { dtype: DType, seed: u64 },
+    Random { dtype: DType, seed: u64, mix: Mix },
+}
+
+/// Which matrices of a random source take which type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mix {
+    /// Every matrix in the source's one dtype
+    Uniform,
+    /// What llama.cpp's llama-quantize makes of a Llama-layout model as q4_k_m: q4_k, but q6_k
+    /// for the output matrix (the embedding where tied) and, in the layers its `use_more_bits`
+    /// picks (the first and last eighth and every third between), attn_v and ffn_down. Half of a
+    /// 28-layer model's layers then hold q/k and v in different types, as users' q4_k_m files do.
+    Q4KM,
+}
+
+impl Mix {
+    /// The dtype of matrix `name` under this mix, `base` the source's dtype.
+    pub fn dtype(self, c: &Config, name: &str, base: DType) -> DType {
+        if self == Mix::Uniform {
+            return base;
+        }
+        let output = name == "lm_head.weight" || (c.tie_word_embeddings && name == "model.embed_tokens.weight");
+        let more_bits = |i: usize| {
+            let n = c.num_hidden_layers;
+            i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
+        };
+        let layer = name
+            .strip_prefix("model.layers.")
+            .and_then(|r| r.split_once('.'))
+            .and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest)));
+        let wider = match layer {
+            Some((i, "self_attn.v_proj.weight" | "mlp.down_proj.weight")) => more_bits(i),
+            _ => output,
+        };
+        if wider {
+            DType::Q6K
+        } else {
+            DType::Q4K
+        }
+    }
 }
 
 /// One stored tensor: its dtype, row-major shape, bytes (borrowed from the mmap unless rows had to
@@ -158,5 +197,38 @@ mod tests {
         let hf: Vec<u8> = (0..8u8).flat_map(|r| [r, r]).collect();
         assert_eq!(unpermute_rows(&g, 8, 2).unwrap(), hf);
         assert!(unpermute_rows(&[0; 6], 6, 2).is_none());
+    }
+
+    #[test]
+    fn q4_k_m_mix_keeps_llama_cpps_q6_k_layers() {
+        // Qwen3-0.6B's 28 layers: llama.cpp's q4_k_m file holds attn_v and ffn_down in q6_k in
+        // these 14 (its tensors 390.8 MB)
+        let c = crate::model::shapes::shape("qwen3-0.6b").unwrap();
+        let wide: Vec<usize> = (0..28)
+            .filter(|i| {
+                Mix::Q4KM.dtype(&c, &format!("model.layers.{i}.self_attn.v_proj.weight"), DType::Q4K) == DType::Q6K
+            })
+            .collect();
+        assert_eq!(wide, [0, 1, 2, 5, 8, 11, 14, 17, 20, 23, 24, 25, 26, 27]);
+        for i in 0..28 {
+            let down = Mix::Q4KM.dtype(&c, &format!("model.layers.{i}.mlp.down_proj.weight"), DType::Q4K);
+            assert_eq!(down == DType::Q6K, wide.contains(&i), "layer {i} down");
+            for m in [
+                "self_attn.q_proj",
+                "self_attn.k_proj",
+                "self_attn.o_proj",
+                "mlp.gate_proj",
+                "mlp.up_proj",
+            ] {
+                let d = Mix::Q4KM.dtype(&c, &format!("model.layers.{i}.{m}.weight"), DType::Q4K);
+                assert_eq!(d, DType::Q4K, "layer {i} {m}");
+            }
+        }
+        // tied: the embedding is the output matrix
+        assert_eq!(Mix::Q4KM.dtype(&c, "model.embed_tokens.weight", DType::Q4K), DType::Q6K);
+        assert_eq!(
+            Mix::Uniform.dtype(&c, "model.embed_tokens.weight", DType::Q8_0),
+            DType::Q8_0
+        );
     }
 }

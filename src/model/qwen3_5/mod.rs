@@ -307,7 +307,7 @@ fn vocab(ld: &Loader, name: &str) -> Result<Vec<(usize, Tensor)>> {
                 dev.upload(&t, &bytes[first * d * dtype.size()..(first + n) * d * dtype.size()])?;
                 t
             }
-            Source::Random { dtype, seed } => ld.random(&format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?,
+            Source::Random { dtype, seed, .. } => ld.random(&format!("{name}[{first}..]"), &[n, d], *dtype, *seed)?,
             Source::Gguf(_) => unreachable!("refused in Weights::load"),
         };
         parts.push((first, t));
