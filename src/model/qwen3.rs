@@ -119,25 +119,7 @@ impl Weights {
                 &format!("{p}.mlp.gate_proj.weight"),
                 &format!("{p}.mlp.up_proj.weight"),
             )?;
-            let (qkv, qk, q, k, v) = match qkv(&ld, &p)? {
-                Some((qkv, q, k, v)) => {
-                    ld.count(3);
-                    (qkv, None, q, k, v)
-                }
-                None => {
-                    let (qk, q, k) = match qk(&ld, &p)? {
-                        Some((t, q, k)) => {
-                            ld.count(2);
-                            (Some(t), q, k)
-                        }
-                        None => {
-                            let mut g = |s: &str| up(&mut ld, &format!("{p}.{s}"));
-                            (None, g("self_attn.q_proj.weight")?, g("self_attn.k_proj.weight")?)
-                        }
-                    };
-                    (None, qk, q, k, up(&mut ld, &format!("{p}.self_attn.v_proj.weight"))?)
-                }
-            };
+            let (qkv, qk, q, k, v) = projections(&mut ld, &p)?;
             let qk_norm = match (qkv.is_some() || qk.is_some(), c.qk_norm) {
                 (true, true) => Some(qk_norm(&ld, &p)?),
                 _ => None,
@@ -192,27 +174,32 @@ impl Weights {
     }
 }
 
-/// Layer `p`'s q, k and v projections stacked (`load::stacked`) and the three as row views.
+/// Layer `p`'s q, k and v projections as (qkv, qk, q, k, v): stacked into `qkv` where their
+/// dtypes allow (`load::stacked`; q, k, v its row views), else q and k stacked into `qk` where v
+/// alone differs (a q4_k_m file's q6_k attn_v), else all three apart.
 #[allow(clippy::type_complexity)]
-fn qkv(ld: &Loader, p: &str) -> Result<Option<(Option<Tensor>, Tensor, Tensor, Tensor)>> {
+fn projections(ld: &mut Loader, p: &str) -> Result<(Option<Tensor>, Option<Tensor>, Tensor, Tensor, Tensor)> {
     let Dims { d, hq, hkv, dh, .. } = ld.c.dims();
     let name = |s: &str| format!("{p}.self_attn.{s}_proj.weight");
-    let parts = [(name("q"), hq * dh), (name("k"), hkv * dh), (name("v"), hkv * dh)];
-    Ok(stacked(ld, &parts, d)?.map(|(t, mut v)| {
-        let (vv, kv, qv) = (v.pop().unwrap(), v.pop().unwrap(), v.pop().unwrap());
-        (Some(t), qv, kv, vv)
-    }))
-}
-
-/// Layer `p`'s q and k projections stacked and the two as row views (where v alone differs).
-fn qk(ld: &Loader, p: &str) -> Result<Option<(Tensor, Tensor, Tensor)>> {
-    let Dims { d, hq, hkv, dh, .. } = ld.c.dims();
-    let name = |s: &str| format!("{p}.self_attn.{s}_proj.weight");
-    let parts = [(name("q"), hq * dh), (name("k"), hkv * dh)];
-    Ok(stacked(ld, &parts, d)?.map(|(t, mut v)| {
-        let (kv, qv) = (v.pop().unwrap(), v.pop().unwrap());
-        (t, qv, kv)
-    }))
+    let part = |s: &str| (name(s), if s == "q" { hq * dh } else { hkv * dh });
+    let apart = |ld: &mut Loader, s: &str| {
+        let (n, rows) = part(s);
+        ld.tensor(&n, &[rows, d])
+    };
+    if let Some((t, mut views)) = stacked(ld, &[part("q"), part("k"), part("v")], d)? {
+        ld.count(3);
+        let (v, k, q) = (views.pop().unwrap(), views.pop().unwrap(), views.pop().unwrap());
+        return Ok((Some(t), None, q, k, v));
+    }
+    let (qk, q, k) = match stacked(ld, &[part("q"), part("k")], d)? {
+        Some((t, mut views)) => {
+            ld.count(2);
+            let (k, q) = (views.pop().unwrap(), views.pop().unwrap());
+            (Some(t), q, k)
+        }
+        None => (None, apart(ld, "q")?, apart(ld, "k")?),
+    };
+    Ok((None, qk, q, k, apart(ld, "v")?))
 }
 
 /// Layer `p`'s q_norm row repeated for the Hq heads, then k_norm's for the Hkv (not counted):
